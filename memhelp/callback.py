@@ -24,7 +24,7 @@ class MemRecorder(Callback):
     "Record memory after each phase of every training batch (forward, loss, backward, step)"
     order = 60  # after the callbacks that change the batch or the loss
     run_valid = False
-    def __init__(self, budget=None, # emulated limit for the run (bytes or e.g. '256MiB'), see `track_memory`
+    def __init__(self, budget=None, # emulated device size (bytes or e.g. '256MiB'): the model's state counts against it
                  device=None, # device to measure; the `DataLoaders`' device when None
                  n_batches:int|None=None, # stop `fit` after this many training batches
                 ):
@@ -37,7 +37,8 @@ class MemRecorder(Callback):
         self.close()  # a fit that raised leaves its trace open: close it first
         self.rows, self._base = [], model_memory(self.learn.model, self.learn.opt)
         self._stack = ExitStack()
-        self.trace = self._stack.enter_context(track_memory(self.device or self.learn.dls.device, self.budget))
+        self.trace = self._stack.enter_context(track_memory(self.device or self.learn.dls.device, self.budget,
+                                                            in_use=sum(self._base.values())))
         self._count = 0
 
     def after_pred(self): self._record('forward')

@@ -152,6 +152,7 @@ class MemTrace:
     backend: str  # 'cuda' (allocator counters) or 'tracked' (storages seen by the dispatcher)
     budget: int|None = None
     end: int|None = None
+    in_use: int = 0  # bytes that were on the device before the block and count against `budget`
     reserved_peak: int|None = None  # CUDA only: the caching allocator's reserved memory, above the start
     reserved_end: int|None = None
     _peak: int = field(default=0, repr=False)
@@ -186,7 +187,8 @@ class MemTrace:
 
     def _over_budget(self, current):
         dev = f'{self.device}' + ('' if self.backend == 'cuda' else ' (tracked tensor bytes)')
-        raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(current)} allocated in this block "
+        used = f"{fmt_bytes(current)} allocated in this block" + (f" + {fmt_bytes(self.in_use)} in use before it" if self.in_use else '')
+        raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {used} "
                                f"would exceed the budget of {fmt_bytes(self.budget)} ({self.budget} bytes). "
                                "Use a smaller batch, size or model, or one of the techniques in these notebooks.")
 
@@ -195,6 +197,7 @@ class MemTrace:
 def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...; CUDA if available when None
                  budget:int|str|None=None, # emulated limit (bytes or e.g. '512MiB'): past it, `OutOfMemoryError`
                  backend:str|None=None, # 'cuda' or 'tracked'; 'cuda' on CUDA devices, else 'tracked'
+                 in_use:int=0, # bytes already on the device that count against `budget` (e.g. the model's weights)
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = _check_device(device)
@@ -204,16 +207,20 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     if budget is not None:
         budget = parse_bytes(budget)
         if budget <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget}")
-    trace = MemTrace(dev, backend, budget)
+    if in_use < 0: raise ValueError(f"in_use: must be >= 0, got {in_use}")
+    if budget is not None and in_use >= budget:
+        raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(in_use)} already in use "
+                               f"leaves nothing of the budget of {fmt_bytes(budget)} ({budget} bytes).")
+    trace = MemTrace(dev, backend, budget, in_use=in_use)
     if backend == 'tracked':
-        mode = trace._tracker = _StorageTracker(dev.type, budget, trace._over_budget)
+        mode = trace._tracker = _StorageTracker(dev.type, None if budget is None else budget - in_use, trace._over_budget)
     else:
         torch.cuda.synchronize(dev)
         _cuda_reset_peak(dev)
         trace._start = trace._peak_abs = trace._window_abs = torch.cuda.memory_allocated(dev)
         trace._rstart = torch.cuda.memory_reserved(dev)
         _cuda_open.append(trace)
-        mode = _CudaBudget(dev, trace._start, budget, trace._over_budget) if budget is not None else None
+        mode = _CudaBudget(dev, trace._start, budget - in_use, trace._over_budget) if budget is not None else None
     try:
         if mode is None: yield trace
         else:
@@ -231,7 +238,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
             for t in _cuda_open:  # enclosing blocks keep this block's peak
                 if t.device == dev: t._peak_abs, t._window_abs = max(t._peak_abs, trace._peak_abs), max(t._window_abs, trace._peak_abs)
 
-# %% ../nbs/00_core.ipynb #724808ea
+# %% ../nbs/00_core.ipynb #c9861be8
 def _tensor_bytes(objs, seen)->int:
     "Bytes of the distinct storages of the tensors in `objs` (nested lists/dicts) not already in `seen`"
     n = 0
@@ -260,7 +267,7 @@ def model_memory(model:torch.nn.Module, # the model whose parameters are counted
     if opt is not None: res['optimizer'] = _tensor_bytes(_opt_state(opt), set())
     return res
 
-# %% ../nbs/00_core.ipynb #c6c63659
+# %% ../nbs/00_core.ipynb #c427909b
 def release_memory(device=None, # the device whose cache is emptied (CUDA only); the default device when None
                   ):
     "Collect garbage and, on CUDA, empty the caching allocator"
