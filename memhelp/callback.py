@@ -80,6 +80,11 @@ def peak(self:MemRecorder)->int:
     return sum(self._base.values()) + self.trace.peak if self.trace is not None else 0
 
 @patch(as_prop=True)
+def peak_phase(self:MemRecorder)->str|None:
+    "The phase during which the highest recorded peak was reached"
+    return max(self.rows, key=lambda r: r['peak'])['phase'] if self.rows else None
+
+@patch(as_prop=True)
 def label(self:MemRecorder)->str:
     "What the figures measure, e.g. 'tracked tensor bytes (CPU)'"
     return self.trace.label if self.trace is not None else memory_label(self.device)

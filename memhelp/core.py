@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #61246eb8
 from __future__ import annotations
-import re, gc, weakref, itertools
+import re, gc, weakref, itertools, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
@@ -23,7 +23,7 @@ _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 't
 def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.5 GiB'
                )->int:
     "Number of bytes in `s`, a number or a size string with SI or binary units"
-    if isinstance(s, (int, float)) and not isinstance(s, bool): n = s
+    if isinstance(s, numbers.Real) and not isinstance(s, bool): n = float(s)  # numpy numbers too
     elif isinstance(s, str) and (m := re.fullmatch(r'\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*', s)):
         unit = m.group(2).lower()
         if unit not in _UNITS: raise ValueError(f"parse_bytes: unknown unit {m.group(2)!r} in {s!r}; use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB")
