@@ -245,8 +245,7 @@ def _tensor_bytes(objs, seen)->int:
     for o in tree_flatten(objs)[0]:
         if isinstance(o, torch.Tensor):
             for st in _storages(o):
-                key = (st.device, st.data_ptr(), st.nbytes()) if st.data_ptr() else id(st)
-                if key not in seen: seen.add(key); n += st.nbytes()
+                if id(st) not in seen: seen.add(id(st)); n += st.nbytes()  # a storage keeps one Python object: `id` names it
     return n
 
 def _opt_state(opt):
