@@ -26,7 +26,7 @@ class MemRecorder(Callback):
     run_valid = False
     def __init__(self, budget=None, # emulated device size (bytes or e.g. '256MiB'): the model's state counts against it
                  device=None, # device to measure; the `DataLoaders`' device when None
-                 n_batches:int|None=None, # stop `fit` after this many training batches
+                 n_batches:int|None=None, # stop `fit` after this many optimizer steps (training batches, or accumulated groups)
                 ):
         if n_batches is not None and (not isinstance(n_batches, int) or n_batches < 1):
             raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
@@ -100,10 +100,11 @@ def plot(self:MemRecorder, figsize=(11, 3.6), # size of the figure
     df = self.df
     if df.empty: raise ValueError("plot: nothing recorded yet; run `fit` with this callback first")
     fig, (ax, axb) = plt.subplots(1, 2, figsize=figsize, gridspec_kw=dict(width_ratios=[3, 1]))
-    x = df.index / len(_PHASES)
+    # batch number + a quarter per phase (a micro-batch under gradient accumulation has no step row)
+    x = (df.phase == 'forward').cumsum() - 1 + df.phase.map(_PHASES.index) / len(_PHASES)
     ax.plot(x, df.peak / 2**20, ls='--', color='grey', lw=1, label='peak during phase')
     for ph, m in zip(_PHASES, 'o^sD'):
-        d = df[df.phase == ph]; ax.scatter(d.index / len(_PHASES), d.bytes / 2**20, marker=m, s=18, label=f'after {ph}', zorder=3)
+        d = df.phase == ph; ax.scatter(x[d], df.bytes[d] / 2**20, marker=m, s=18, label=f'after {ph}', zorder=3)
     ax.set_ylim(bottom=0); ax.set_xlabel('training batch'); ax.set_ylabel(f'{self.label}, MiB'); ax.legend(fontsize=7, ncol=3)
     ax.set_title(title or f'Memory per phase ({self.label})', fontsize=10)
     top = df.loc[df.peak.idxmax()]
@@ -140,9 +141,11 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
     try:
         with self.no_logging(): self.fit(math.ceil(n_batches / len(self.dls.train)), cbs=[rec, _SkipValid()])
     except OutOfMemoryError as e:
-        done = len(rec.rows)
-        msg = (f"mem_profile stopped at training batch {done // 4 + 1}, phase '{_PHASES[done % 4]}': {e}"
-               f" The {done} phases recorded before it are in `learn.mem_recorder`.")
+        last = rec.rows[-1]['phase'] if rec.rows else 'step'
+        batch = sum(r['phase'] == 'forward' for r in rec.rows) + (last == 'step')
+        nxt = _PHASES[(_PHASES.index(last) + 1) % len(_PHASES)]
+        msg = (f"mem_profile stopped at training batch {batch}, phase '{nxt}': {e}"
+               f" The {len(rec.rows)} phases recorded before it are in `learn.mem_recorder`.")
     finally:
         saved.seek(0)
         load_model(saved, self.model, self.opt, with_opt=had_opt, device=self.dls.device)

@@ -136,7 +136,7 @@ def table(self:MemExplorer)->pd.DataFrame:
     "`history` for reading: sizes in words, errors shortened"
     df = self.history.copy()
     df['peak'] = [fmt_bytes(p) if f else 'did not fit' for p, f in zip(df.peak, df.fits)]
-    df['error'] = df.error.map(lambda e: '' if e is None else e.split(': ', 1)[-1][:90])
+    df['error'] = df.error.map(lambda e: e.split(': ', 1)[-1][:90] if isinstance(e, str) else '')  # pandas may hold None as NaN
     return df.set_index('run')
 
 @patch
@@ -155,7 +155,8 @@ def _click(self:MemExplorer):
     try:
         with self.out:
             clear_output(wait=True)
-            self.run(); self.show()
+            try: self.run(); self.show()
+            except ValueError as e: display(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))  # a bad combination of values
     finally: self.button.disabled = False
     r = self.records[-1] if self.records else None
     self.status.value = '' if r is None else f" run {r['run']}: " + (f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit')
