@@ -12,12 +12,15 @@ import matplotlib.pyplot as plt
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode
 from fastcore.script import call_parse, Param
+from fastcore.basics import patch
+import ipywidgets as W
+from IPython.display import display, clear_output
 from fastai.optimizer import Adam, SGD
 from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label
 
 # %% auto #0
 __all__ = ['train_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory', 'max_batch_size', 'plan',
-           'plot_plan', 'memhelp_plan']
+           'plot_plan', 'memhelp_plan', 'PlanWidget']
 
 # %% ../nbs/20_planner.ipynb #b0c629db
 _PRECISIONS = {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}
@@ -326,3 +329,46 @@ def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
     "Will it fit? Predict a training step's peak memory and rank the ways to make it fit"
     try: print(_plan_text(model, size, bs, budget, precision, opt))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
+
+# %% ../nbs/20_planner.ipynb #7c8ea0a0
+_GPUS = {'8 GB': '8GB', '12 GB': '12GB', '16 GB': '16GB', '24 GB': '24GB', '40 GB': '40GB', '80 GB': '80GB'}
+_PARTS = {'parameters': '#4C72B0', 'gradients': '#DD8452', 'optimizer': '#55A868', 'activations': '#C44E52', 'extra': '#8172B3'}
+
+class PlanWidget:
+    "Model, GPU budget, image size and batch size controls; the predicted peak against the budget, updated on every change"
+    def __init__(self, models=('resnet18', 'resnet50', 'convnext_tiny', 'vit_b_16', 'lstm_lm'), # names for `get_model`
+                 size=(32, 512, 32, 224), # (min, max, step, value) of the image side (sequence length for 'lstm_lm')
+                 bs=(1, 512, 1, 64), # (min, max, step, value) of the batch size
+                ):
+        self.model = W.Dropdown(options=list(models), description='model')
+        self.gpu = W.ToggleButtons(options=list(_GPUS), value='16 GB', description='GPU')
+        self.size = W.IntSlider(min=size[0], max=size[1], step=size[2], value=size[3], description='size', continuous_update=False)
+        self.bs = W.IntSlider(min=bs[0], max=bs[1], step=bs[2], value=bs[3], description='bs', continuous_update=False)
+        self.precision = W.Dropdown(options=list(_PRECISIONS), description='precision')
+        self.opt = W.Dropdown(options=list(_OPTS), description='optimizer')
+        self.status, self.out, self.last = W.HTML(), W.Output(), None
+        for w in (self.model, self.gpu, self.size, self.bs, self.precision, self.opt): w.observe(lambda _: self.update(), 'value')
+        self.widget = W.VBox([W.HBox([self.model, self.precision, self.opt]), self.gpu, W.HBox([self.size, self.bs]), self.status, self.out])
+
+    def _ipython_display_(self): display(self.widget); self.update()
+
+# %% ../nbs/20_planner.ipynb #ad9b6f9d
+@patch
+def update(self:PlanWidget)->MemPlan:
+    "Predict with the controls' values, then redraw the chart and the verdict"
+    name, budget = self.model.value, parse_bytes(_GPUS[self.gpu.value])
+    shape = (self.size.value,) if name == 'lstm_lm' else (3, self.size.value, self.size.value)
+    p = self.last = predict_memory(name, shape, self.bs.value, self.precision.value, self.opt.value)
+    verdict = 'fits' if p.fits(budget) else 'does not fit'
+    self.status.value = f"<b>{name}</b>, batch {p.bs}: predicted peak {fmt_bytes(p.peak)}, <b>{verdict}</b> in {self.gpu.value} ({p.label})"
+    with self.out:
+        clear_output(wait=True)
+        fig, ax = plt.subplots(figsize=(7, 1.6))
+        left = 0
+        for k, c in _PARTS.items():
+            v = getattr(p, k) / 2**30
+            if v: ax.barh(0, v, left=left, color=c, label=k); left += v
+        ax.axvline(budget / 2**30, color='k', ls='--', label=f'budget {self.gpu.value}')
+        ax.set_yticks([]); ax.set_xlabel(f'GiB ({p.label})'); ax.legend(fontsize=7, ncol=6, loc='upper center', bbox_to_anchor=(0.5, -0.5))
+        ax.set_xlim(0, 1.1 * max(left, budget / 2**30)); plt.show()
+    return p
