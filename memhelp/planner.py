@@ -4,8 +4,8 @@
 
 # %% ../nbs/20_planner.ipynb #39292c5c
 from __future__ import annotations
-import copy, math, time, weakref, functools
-from contextlib import nullcontext
+import copy, math, time, weakref, functools, warnings
+from contextlib import nullcontext, contextmanager
 from dataclasses import dataclass, asdict, replace
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -108,12 +108,12 @@ def _shadow(model, kind):
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
     return mode, dev, copy.deepcopy(model, memo)
 
+@contextmanager
 def _portable_kernels():
     "Turn off oneDNN, whose CPU LSTM kernel keeps a workspace that shape-only tensors cannot follow"
-    import warnings
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore')  # the flags' context manager warns about a TF32 setting we don't use
-        return torch.backends.mkldnn.flags(enabled=False)
+        warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')  # the flags warn about a setting we don't use
+        with torch.backends.mkldnn.flags(enabled=False): yield
 
 def _warm_up(model, opt):
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
