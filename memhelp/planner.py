@@ -213,7 +213,7 @@ def _shard(p:MemPlan, model)->MemPlan:
     return replace(p, parameters=math.ceil(p.parameters / n), gradients=math.ceil(p.gradients / n),
                    optimizer=math.ceil(p.optimizer / n), extra=2 * unit)
 
-# %% ../nbs/20_planner.ipynb #d0dfc93f
+# %% ../nbs/20_planner.ipynb #3ebee08a
 def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
                    input_shape:tuple, # one sample's shape
                    budget, # device memory: bytes or e.g. '16GB'
@@ -239,7 +239,7 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
         else: hi = guess
     return lo
 
-# %% ../nbs/20_planner.ipynb #777cccc1
+# %% ../nbs/20_planner.ipynb #09cc8d1b
 _COSTS = {'as is': 'nothing', 'bf16': 'needs bf16 hardware (else fp16 with loss scaling); tiny accuracy effect',
           'sgd_mom': 'one state buffer instead of two; retune the learning rate',
           'accumulate': 'n_acc forward/backward passes per update: same samples, more steps; BatchNorm sees micro-batches',
@@ -260,7 +260,7 @@ def _largest_size(model, input_shape, bs, budget, **kw):
         if predict_memory(model, (c, side, side), bs, **kw).peak <= budget: return side
     return None
 
-# %% ../nbs/20_planner.ipynb #3ebee08a
+# %% ../nbs/20_planner.ipynb #6c16180b
 def plan(model:nn.Module|str, # the model, or a name for `get_model`
          input_shape:tuple, # one sample's shape
          budget, # device memory: bytes or e.g. '16GB'
@@ -293,7 +293,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
     df.attrs.update(model=name, budget=budget, target_bs=target_bs, label='predicted ' + memory_label('cpu'))
     return df.reset_index(drop=True)
 
-# %% ../nbs/20_planner.ipynb #832dc5f0
+# %% ../nbs/20_planner.ipynb #4762b382
 def plot_plan(df:pd.DataFrame, # the table from `plan`
               ax=None):
     "Bar chart of a plan's predicted peaks against its budget"
@@ -304,7 +304,7 @@ def plot_plan(df:pd.DataFrame, # the table from `plan`
     ax.set_title(f"{df.attrs['model']}, batch {df.attrs['target_bs']}: green fits", fontsize=10)
     return ax
 
-# %% ../nbs/20_planner.ipynb #4762b382
+# %% ../nbs/20_planner.ipynb #c33b82f7
 def _plan_text(model, size, bs, budget, precision='fp32', opt='adam')->str:
     "The CLI's answer, checked and formatted"
     if not isinstance(size, int) or size < 1: raise ValueError(f"size: must be a positive integer, got {size!r}")
@@ -330,7 +330,7 @@ def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
     try: print(_plan_text(model, size, bs, budget, precision, opt))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
 
-# %% ../nbs/20_planner.ipynb #7c8ea0a0
+# %% ../nbs/20_planner.ipynb #2f3826dd
 _GPUS = {'8 GB': '8GB', '12 GB': '12GB', '16 GB': '16GB', '24 GB': '24GB', '40 GB': '40GB', '80 GB': '80GB'}
 _PARTS = {'parameters': '#4C72B0', 'gradients': '#DD8452', 'optimizer': '#55A868', 'activations': '#C44E52', 'extra': '#8172B3'}
 
@@ -352,7 +352,7 @@ class PlanWidget:
 
     def _ipython_display_(self): display(self.widget); self.update()
 
-# %% ../nbs/20_planner.ipynb #ad9b6f9d
+# %% ../nbs/20_planner.ipynb #58d12ef5
 @patch
 def update(self:PlanWidget)->MemPlan:
     "Predict with the controls' values, then redraw the chart and the verdict"
