@@ -247,17 +247,22 @@ _COSTS = {'as is': 'nothing', 'bf16': 'needs bf16 hardware (else fp16 with loss 
           'bf16 + accumulate': 'both costs above', 'smaller images': 'lower resolution: accuracy may drop; finish at full size'}
 _RANK = list(_COSTS)
 
+@functools.lru_cache(maxsize=64)
+def _predict_cached(model, input_shape, bs, **kw):
+    "`predict_memory`, remembered while `plan` runs: it asks some questions twice"
+    return predict_memory(model, input_shape, bs, **kw)
+
 def _fewest_micro_batches(model, input_shape, bs, budget, **kw):
     "The smallest n_acc dividing `bs` whose prediction fits, or None"
     for n in (d for d in range(2, bs + 1) if bs % d == 0):
-        if predict_memory(model, input_shape, bs, n_acc=n, **kw).peak <= budget: return n
+        if _predict_cached(model, input_shape, bs, n_acc=n, **kw).peak <= budget: return n
     return None
 
 def _largest_size(model, input_shape, bs, budget, **kw):
     "Three quarters or half of the image side (multiples of 8), whichever is larger and fits, or None"
     c, h, w = input_shape
     for side in sorted({max(8, round(min(h, w) * f / 8) * 8) for f in (0.75, 0.5)}, reverse=True):
-        if predict_memory(model, (c, side, side), bs, **kw).peak <= budget: return side
+        if _predict_cached(model, (c, side, side), bs, **kw).peak <= budget: return side
     return None
 
 # %% ../nbs/20_planner.ipynb #6c16180b
@@ -273,7 +278,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
     if isinstance(model, str): model = _named_model(model)
     rows = []
     def add(kind, settings, **kw):
-        p = predict_memory(model, kw.pop('input_shape', input_shape), target_bs, **{'precision': precision, 'opt': opt, **kw})
+        p = _predict_cached(model, kw.pop('input_shape', input_shape), target_bs, **{'precision': precision, 'opt': opt, **kw})
         rows.append(dict(technique=kind, settings=settings, peak=p.peak, fits=p.peak <= budget, cost=_COSTS[kind]))
     add('as is', f'bs={target_bs} {precision} {opt}')
     if precision == 'fp32': add('bf16', 'precision=bf16', precision='bf16')
@@ -287,6 +292,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
     if _bodies(model): add('checkpoint', 'checkpoint=2 segments per block', checkpoint=2)
     if len(input_shape) == 3 and (side := _largest_size(model, input_shape, target_bs, budget, precision=precision, opt=opt)):
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))
+    _predict_cached.cache_clear()  # it holds the model: let it go
     df = pd.DataFrame(rows)
     df['saving'] = 1 - df.peak / df.peak.iloc[0]
     df = df.sort_values(['fits', 'technique'], key=lambda s: s.map(_RANK.index) if s.name == 'technique' else ~s, kind='stable')
