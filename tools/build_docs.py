@@ -1,0 +1,312 @@
+#!/usr/bin/env python
+"""Build the documentation site offline, without Quarto: mkdocs-material + mkdocs-jupyter into `_site/`.
+
+1. Execute every notebook in `nbs/` (cwd `nbs/`, like `nbdev_test`) into `_build/exec/`, a few at a time.
+   An executed copy is reused while its notebook, `memhelp/*.py` and the flags are unchanged.
+   `--no-execute` executes nothing: it takes the executed copy of a prior run where there is one
+   (even a stale one) and the notebook as it is (without outputs) otherwise — a fast check of the site.
+2. Turn nbdev's directives into what nbdev's site would show (`_build/docs/`): drop `hide`/`export`
+   cells, hide the input of `show_doc`/`hide_input` cells, link backticked names to their API docs,
+   link notebook names, and replace live widgets (which need a kernel) by the outputs they hold.
+   Pages are named like nbdev's (`00_core.ipynb` -> `core.html`), so `memhelp/_modidx.py` links work.
+3. `mkdocs build` with `mkdocs.yml` and a generated nav in notebook order, `index.ipynb` as the home page.
+
+    python tools/build_docs.py                # everything (several minutes of CPU the first time)
+    python tools/build_docs.py --no-execute   # fast: no kernel at all
+"""
+from __future__ import annotations
+import argparse, configparser, html, hashlib, json, os, re, shutil, subprocess, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS, BUILD, SITE = ROOT/'nbs', ROOT/'_build', ROOT/'_site'
+EXEC, DOCS = BUILD/'exec', BUILD/'docs'
+WIDGET_VIEW, WIDGET_STATE = 'application/vnd.jupyter.widget-view+json', 'application/vnd.jupyter.widget-state+json'
+
+def log(*a): print('[build_docs]', *a, flush=True)
+
+def notebooks() -> list[Path]:
+    "Notebooks in site order: `index` first, then by file name (the number prefix)"
+    nbs = sorted(p for p in NBS.glob('*.ipynb') if not p.name.startswith(('_', '.')))
+    return sorted(nbs, key=lambda p: (p.stem != 'index', p.name))
+
+def page_name(nb: Path) -> str:
+    "nbdev's page name: `00_core` -> `core`"
+    return re.sub(r'^\d+_', '', nb.stem)
+
+# ---------------------------------------------------------------- directives
+_re_dir = re.compile(r'^\s*#\|\s*(.*?)\s*$')
+
+def directives(src: str) -> tuple[dict, str]:
+    "The `#|` directives at the top of a code cell, and the source without them"
+    lines, d = src.splitlines(), {}
+    i = 0
+    while i < len(lines) and (_re_dir.match(lines[i]) or not lines[i].strip()):
+        m = _re_dir.match(lines[i])
+        if m and m.group(1):
+            k, v = re.match(r'([\w-]+)\s*:?\s*(.*)', m.group(1)).groups()  # `#| hide`, `#| eval: false`, `#| default_exp core`
+            d[k] = v.strip()
+        i += 1
+    return d, '\n'.join(lines[i:])
+
+def skip_exec(src: str, flags: set) -> bool:
+    "Cells the docs build must not run: `eval: false`, the export call, and test flags not asked for"
+    d, body = directives(src)
+    if d.get('eval', '').lower() == 'false' or 'nbdev_export()' in body: return True
+    return any(f in d for f in tst_flags() - flags)
+
+def tst_flags() -> set:
+    cfg = configparser.ConfigParser(); cfg.read(ROOT/'settings.ini')
+    return set(cfg['DEFAULT'].get('tst_flags', '').split())
+
+# ---------------------------------------------------------------- 1. execute
+def with_show_docs(src: Path):
+    "Notebook `src` with nbdev's `show_doc` cells added after exported definitions that have none (as nbdev's site does)"
+    import nbformat
+    from execnb.nbio import read_nb
+    from nbdev.process import NBProcessor
+    from nbdev.processors import add_show_docs
+    nb = nbformat.read(src, as_version=4)
+    proc = read_nb(src)  # execnb's reader: directives parsed (and taken out of the source), as nbdev's processors want
+    NBProcessor(nb=proc, procs=[add_show_docs]).process()
+    pos = {c.get('id'): i for i, c in enumerate(nb.cells)}
+    after, prev = {}, None
+    for c in proc.cells:
+        if getattr(c, 'has_sd', False): after.setdefault(prev, []).append(c.source)
+        else: prev = c.get('id')
+    for cid in sorted(after, key=lambda k: pos.get(k, -1), reverse=True):
+        i = pos.get(cid, len(nb.cells) - 1) + 1
+        nb.cells[i:i] = [nbformat.v4.new_code_cell(s) for s in after[cid]]
+    return nb
+
+def cache_key(nb: Path, flags: set) -> str:
+    h = hashlib.sha256(nb.read_bytes())
+    h.update(Path(__file__).read_bytes())  # how it is executed
+    for p in sorted((ROOT/'memhelp').glob('*.py')): h.update(p.name.encode()); h.update(p.read_bytes())
+    h.update(' '.join(sorted(flags)).encode())
+    return h.hexdigest()[:16]
+
+def cached_key(dst: Path):
+    try: return json.loads(dst.read_text())['metadata'].get('memhelp_docs', {}).get('key')
+    except Exception: return None
+
+def exec_one(src: Path, dst: Path, flags: set, timeout: int, key: str):
+    "Execute notebook `src` into `dst` (runs in its own process: see `main`)"
+    import nbformat
+    from nbclient import NotebookClient
+    nb = with_show_docs(src)
+    blanked = {}
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == 'code' and skip_exec(c.source, flags): blanked[i], c.source = c.source, ''
+    os.environ.pop('MPLBACKEND', None)  # the kernel must keep matplotlib's inline backend, or figures vanish
+    from nbclient.exceptions import CellExecutionError
+    client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(NBS)}})
+    try: client.execute()
+    except CellExecutionError as e:
+        i = next((j for j, c in enumerate(nb.cells) if any(o.get('output_type') == 'error' for o in c.get('outputs', []))), None)
+        cell = nb.cells[i].source if i is not None else '?'
+        tb = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', str(e))
+        print(f"{src.name}: cell {i} failed: {e.ename}: {e.evalue}\n--- cell source:\n{cell}\n--- traceback (end):\n"
+              + '\n'.join(tb.splitlines()[-25:]), file=sys.stderr)
+        sys.exit(1)
+    for i, s in blanked.items(): nb.cells[i].source = s
+    nb.metadata['memhelp_docs'] = {'key': key}
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix('.tmp'); nbformat.write(nb, tmp); tmp.replace(dst)
+
+def execute_all(nbs, flags, jobs, timeout, may_run) -> tuple[dict, list]:
+    "Map each notebook to the file to render; run the stale ones in `may_run`, `jobs` at a time"
+    src_of, todo, failed = {}, [], []
+    for nb in nbs:
+        dst, key = EXEC/nb.name, cache_key(nb, flags)
+        have = cached_key(dst)
+        if have == key: src_of[nb] = dst
+        elif nb not in may_run:
+            src_of[nb] = dst if have else nb
+            log(f"{nb.name}: {'stale outputs of a prior run' if have else 'no outputs (never executed)'}")
+        else: todo.append((nb, dst, key))
+    if todo: log(f"executing {len(todo)} notebook(s), {jobs} at a time: {' '.join(n.name for n, *_ in todo)}")
+    def run(job):
+        nb, dst, key = job
+        t0 = time.time()
+        cmd = [sys.executable, __file__, '--exec-one', str(nb), str(dst), '--flags', ' '.join(sorted(flags)),
+               '--timeout', str(timeout), '--key', key]
+        r = subprocess.run(cmd, cwd=NBS, capture_output=True, text=True)
+        log(f"{'ok  ' if r.returncode == 0 else 'FAIL'} {nb.name} ({time.time() - t0:.0f} s)")
+        return nb, dst, r
+    with ThreadPoolExecutor(max(1, jobs)) as ex:
+        for nb, dst, r in ex.map(run, todo):
+            if r.returncode == 0: src_of[nb] = dst
+            else:
+                failed.append(nb.name); src_of[nb] = nb
+                print(f'---- {nb.name}:\n' + '\n'.join((r.stdout + r.stderr).splitlines()[-60:]), file=sys.stderr)
+    return src_of, failed
+
+# ---------------------------------------------------------------- 2. prepare for the site
+_re_nbname = None
+
+def linker():
+    "Backticked names -> relative links to their API docs, via the nbdev index of installed libraries"
+    try: from nbdev.doclinks import NbdevLookup
+    except ImportError: return lambda s: s
+    cfg = configparser.ConfigParser(); cfg.read(ROOT/'settings.ini')
+    base = cfg['DEFAULT']['doc_host'].rstrip('/') + '/' + cfg['DEFAULT'].get('doc_baseurl', '').strip('/') + '/'
+    class Lookup(NbdevLookup):  # private names (`_x`) have no API section to link to
+        def doc(self, sym): return None if re.search(r'(^|\.)_(?!_)', sym) else super().doc(sym)
+    nl = Lookup()
+    def link(md):  # not in headings: mkdocs-jupyter's table of contents would get other ids than the page
+        return '\n'.join(l if l.lstrip().startswith('#') else (nl.linkify(l) or l) for l in md.split('\n')).replace(f'({base}', '(')
+    return link
+
+def nbdev_anchors(md: str) -> str:
+    "Before each show_doc heading, an anchor with the id nbdev's links use (`MemTrace.mark` -> `memtrace.mark`)"
+    def add(m):
+        a = m.group(2).strip().lower()
+        return m.group(0) if re.fullmatch(r'[a-z0-9_-]+', a) else f'<a id="{a}"></a>\n\n{m.group(0)}'
+    return re.sub(r'^(#{2,4}) +([\w.]+) *$', add, md, flags=re.MULTILINE)
+
+def link_notebooks(md: str, pages: dict) -> str:
+    "Links to `NN_name.ipynb` become links to the page; a bare `NN_name` (as in the home page's table) a link"
+    md = re.sub(r'\]\((?:\./)?(?:nbs/)?(\d+_\w+)\.ipynb(#[^)]*)?\)',
+                lambda m: f"]({pages[m.group(1)]}.html{m.group(2) or ''})" if m.group(1) in pages else m.group(0), md)
+    out, fence = [], False
+    for l in md.splitlines():
+        if l.lstrip().startswith('```'): fence = not fence
+        elif not fence and not l.startswith('    '):
+            l = re.sub(r'(?<!\[)`(\d\d_[a-z]\w*)`(?!\])',
+                       lambda m: f"[`{m.group(1)}`]({pages[m.group(1)]}.html)" if m.group(1) in pages else m.group(0), l)
+            l = re.sub(r'(?<![\w`/\[.(#-])(\d\d_[a-z]\w*)(?![\w`\].(/-])',
+                       lambda m: f"[{m.group(1)}]({pages[m.group(1)]}.html)" if m.group(1) in pages else m.group(1), l)
+        out.append(l)
+    return '\n'.join(out)
+
+def code_in_headings(md: str) -> str:
+    "`x` -> <code>x</code> in headings: mkdocs-jupyter 0.26 drops inline code from its table of contents, so its ids differ"
+    return re.sub(r'^#{1,6} .*$', lambda m: re.sub(r'`([^`]+)`', lambda c: f'<code>{html.escape(c.group(1))}</code>', m.group(0)),
+                  md, flags=re.MULTILINE)
+
+def show_doc_attrs(md: str) -> str:
+    "Quarto's `[source](url){target=... style=...}` in show_doc output -> an HTML link (Markdown would print the braces)"
+    return re.sub(r'\[([^\]]*)\]\(([^)\s]+)\)\{([^}]*)\}', lambda m: f'<a href="{m.group(2)}" {m.group(3)}>{m.group(1)}</a>', md)
+
+def _text(v): return ''.join(v) if isinstance(v, list) else v
+
+def widget_outputs(model_id: str, state: dict, seen=None) -> tuple[list, list]:
+    "The outputs held by `Output` widgets inside widget `model_id`, and the descriptions of its controls"
+    seen = seen if seen is not None else set()
+    if model_id in seen or model_id not in state: return [], []
+    seen.add(model_id)
+    m = state[model_id]
+    st, name = m.get('state', {}), m.get('model_name', '')
+    if name == 'OutputModel': return list(st.get('outputs', [])), []
+    outs, ctl = [], []
+    if name.endswith(('SliderModel', 'DropdownModel', 'CheckboxModel', 'ButtonModel', 'TextModel')):
+        ctl.append(str(st.get('description') or name.replace('Model', '')))
+    if name == 'HTMLModel' and st.get('value', '').strip(): outs.append({'output_type': 'display_data', 'metadata': {},
+                                                                        'data': {'text/html': st['value']}})
+    for c in st.get('children', []):
+        o, c2 = widget_outputs(str(c).removeprefix('IPY_MODEL_'), state, seen)
+        outs += o; ctl += c2
+    return outs, ctl
+
+def static_widgets(cell, state: dict):
+    "Replace each live widget in `cell`'s outputs by the outputs it holds and a note (the site has no kernel)"
+    new = []
+    for o in cell.get('outputs', []):
+        mid = o.get('data', {}).get(WIDGET_VIEW, {}).get('model_id')
+        if mid is None: new.append(o); continue
+        held, ctl = widget_outputs(mid, state)
+        note = (f"<p class='admonition note'><em>Interactive in Jupyter: {', '.join(ctl)}. "
+                "Below, what it showed when this page was built.</em></p>") if ctl else None
+        if note: new.append({'output_type': 'display_data', 'metadata': {}, 'data': {'text/html': note}})
+        new += held
+        if not held and not note and 'text/plain' in o.get('data', {}): new.append(o)
+    cell['outputs'] = new
+
+def prepare(nb_path: Path, pages: dict, link) -> dict:
+    "The notebook as the site shows it (a dict in nbformat 4)"
+    nb = json.loads(nb_path.read_text())
+    state = nb.get('metadata', {}).get('widgets', {}).get(WIDGET_STATE, {}).get('state', {})
+    cells = []
+    for c in nb['cells']:
+        src = _text(c.get('source', ''))
+        if c['cell_type'] == 'markdown':
+            c['source'] = code_in_headings(link_notebooks(link(src), pages)); cells.append(c); continue
+        if c['cell_type'] != 'code': cells.append(c); continue
+        d, body = directives(src)
+        if d.keys() & {'hide', 'export', 'exporti', 'default_exp'} or d.get('include') == 'false' or 'nbdev_export()' in body:
+            continue
+        tags = set(c.get('metadata', {}).get('tags', []))
+        if 'hide_input' in d or d.get('echo') == 'false' or re.match(r'\s*show_doc\(', body): tags.add('remove_input')
+        if 'hide_output' in d or d.get('output') == 'false': c['outputs'] = []
+        c['source'] = body
+        static_widgets(c, state)
+        for o in c.get('outputs', []):
+            if o.get('output_type') == 'stream': o['text'] = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', _text(o['text']))
+            md = o.get('data', {}).get('text/markdown')
+            if md is not None: o['data']['text/markdown'] = nbdev_anchors(show_doc_attrs(link_notebooks(link(_text(md)), pages)))
+        c.setdefault('metadata', {})['tags'] = sorted(tags)
+        cells.append(c)
+    nb['cells'] = cells
+    nb.get('metadata', {}).pop('widgets', None)  # no widget manager from a CDN: the widgets are static above
+    return nb
+
+def title_of(nb: dict, default: str) -> str:
+    for c in nb['cells']:
+        if c['cell_type'] == 'markdown':
+            m = re.search(r'^#\s+(.+)$', _text(c['source']), re.MULTILINE)
+            if m: return m.group(1).strip()
+    return default
+
+# ---------------------------------------------------------------- 3. mkdocs
+def write_config(nav: list) -> Path:
+    cfg = BUILD/'mkdocs.yml'
+    lines = ['# generated by tools/build_docs.py: the nav, and where things are; the rest is in ../mkdocs.yml',
+             'INHERIT: ../mkdocs.yml', f'docs_dir: {DOCS}', f'site_dir: {SITE}', 'nav:']
+    lines += [f'  - {json.dumps(t)}: {json.dumps(f)}' for t, f in nav]
+    cfg.write_text('\n'.join(lines) + '\n')
+    return cfg
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--no-execute', action='store_true', help='execute nothing: outputs of a prior run where present')
+    ap.add_argument('--jobs', type=int, default=2, help='notebooks executed at once (default 2)')
+    ap.add_argument('--flags', default='slow', help="test flags whose cells run (default 'slow'; 'gpu' is added on CUDA)")
+    ap.add_argument('--timeout', type=int, default=900, help='seconds per cell (default 900)')
+    ap.add_argument('--only', nargs='*', default=None,
+                    help='execute only these notebooks (e.g. 00_core index); the other pages use prior outputs, as with --no-execute')
+    ap.add_argument('--exec-one', nargs=2, metavar=('SRC', 'DST'), help=argparse.SUPPRESS)
+    ap.add_argument('--key', help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    flags = set(a.flags.split())
+    if a.exec_one:
+        exec_one(Path(a.exec_one[0]), Path(a.exec_one[1]), flags, a.timeout, a.key); return 0
+    try:
+        import torch
+        if torch.cuda.is_available(): flags.add('gpu')
+    except ImportError: pass
+    t0 = time.time()
+    nbs = notebooks()
+    if not nbs: log('no notebooks found'); return 1
+    may_run = [] if a.no_execute else [n for n in nbs if not a.only or n.stem in a.only or n.name in a.only]
+    if a.only and len(may_run) < len(a.only): log(f'--only: no such notebook among {a.only}'); return 1
+    src_of, failed = execute_all(nbs, flags, a.jobs, a.timeout, may_run)
+    t1 = time.time()
+    shutil.rmtree(DOCS, ignore_errors=True); DOCS.mkdir(parents=True)
+    pages, link, nav = {n.stem: page_name(n) for n in notebooks()}, linker(), []
+    for nb in nbs:
+        doc = prepare(src_of[nb], pages, link)
+        (DOCS/f'{page_name(nb)}.ipynb').write_text(json.dumps(doc, indent=1))
+        nav.append(('Home' if nb.stem == 'index' else title_of(doc, nb.stem), f'{page_name(nb)}.ipynb'))
+    cfg = write_config(nav)
+    shutil.rmtree(SITE, ignore_errors=True)
+    env = {**os.environ, 'NO_MKDOCS_2_WARNING': '1'}; env.pop('MPLBACKEND', None)
+    r = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--config-file', str(cfg)], cwd=ROOT, env=env)
+    t2 = time.time()
+    log(f"execute {t1 - t0:.0f} s, render {t2 - t1:.0f} s; site: {SITE/'index.html'}")
+    if r.returncode: log('mkdocs build failed'); return r.returncode
+    if failed: log(f"these notebooks failed to execute (their pages have no outputs): {' '.join(failed)}"); return 1
+    return 0
+
+if __name__ == '__main__': sys.exit(main())
