@@ -122,12 +122,12 @@ def tracker_overhead(cases=(('cnn', 32, 32), ('lstm', 32, 32)), # (kind, bs, siz
 
 # %% ../nbs/90_benchmarks.ipynb #415aa881
 def _overhead_row(kind, bs, size, device, t, ops)->dict:
-    "One row of `tracker_overhead`: medians in ms, paired ratios, and the extra time per operator"
+    "One row of `tracker_overhead`: medians in ms, and paired (run by run) ratios and extra time per operator"
     med = {m: statistics.median(v) for m, v in t.items()}
     return dict(model=kind, bs=bs, size=size, device=str(device), backend='tracked' if torch.device(device).type != 'cuda' else 'cuda',
                 repeats=len(t['none']), ms_none=1e3 * med['none'], ms_tracker=1e3 * med['tracker'], ms_recorder=1e3 * med['recorder'],
                 ratio_tracker=_paired_ratio(t['tracker'], t['none']), ratio_recorder=_paired_ratio(t['recorder'], t['none']),
-                ops_per_step=round(ops), us_per_op=1e6 * (med['tracker'] - med['none']) / ops)
+                ops_per_step=round(ops), us_per_op=1e6 * statistics.median(a - b for a, b in zip(t['tracker'], t['none'])) / ops)
 
 # %% ../nbs/90_benchmarks.ipynb #a9e60899
 def _clear_planner_caches():
@@ -143,17 +143,22 @@ def _timed(f)->tuple:
 # %% ../nbs/90_benchmarks.ipynb #c1d43790
 def planner_speed(cases=(('resnet50', (3, 224, 224), 256),), # (model name, input_shape, bs) for `predict_memory`
                   repeats:int=3, # cold calls per case
-                  warm_repeats:int=5, # warm calls per case, after the last cold one
+                  warm_repeats:int=5, # warm calls per case, all cases interleaved in rotating order
                  )->list:
     "Median wall (and CPU) seconds of cold and warm `predict_memory` calls"
-    predict_memory('resnet18', (3, 64, 64), 2); rows = []  # one-time setup, not charged to the first case
-    for name, shape, bs in cases:
-        cold, warm = [], []
-        for _ in range(repeats): _clear_planner_caches(); cold.append(_timed(lambda: predict_memory(name, shape, bs))[1:])
-        for _ in range(warm_repeats): p, *w = _timed(lambda: predict_memory(name, shape, bs)); warm.append(w)
-        (cw, cc), (ww, wc) = ([statistics.median(x) for x in zip(*v)] for v in (cold, warm))
-        rows.append(dict(model=name, input_shape=list(shape), bs=bs, peak=p.peak, cold_s=cw, warm_s=ww, cold_cpu_s=cc, warm_cpu_s=wc))
-    return rows
+    predict_memory('resnet18', (3, 64, 64), 2)  # one-time setup, not charged to the first case
+    call = lambda c: _timed(lambda: predict_memory(*c))
+    cold = [[(_clear_planner_caches(), call(c))[1] for _ in range(repeats)] for c in cases]
+    warm = [[] for _ in cases]
+    for r in range(warm_repeats):
+        for i in [*range(len(cases))][r % len(cases):] + [*range(len(cases))][:r % len(cases)]: warm[i].append(call(cases[i]))
+    return [_speed_row(c, cl, w) for c, cl, w in zip(cases, cold, warm)]
+
+def _speed_row(case, cold, warm)->dict:
+    "One row of `planner_speed` from the (plan, wall, cpu) of its cold and warm calls"
+    med = lambda runs, k: statistics.median(r[k] for r in runs)
+    return dict(model=case[0], input_shape=list(case[1]), bs=case[2], peak=warm[-1][0].peak, cold_s=med(cold, 1), warm_s=med(warm, 1),
+                cold_cpu_s=med(cold, 2), warm_cpu_s=med(warm, 2), warm_cpu_runs=[r[2] for r in warm])
 
 # %% ../nbs/90_benchmarks.ipynb #556a46aa
 def _small_model(name):
@@ -349,7 +354,8 @@ def _speed_lines(res)->list:
     for (m, shape), g in _groupby(rows, lambda r: (r['model'], tuple(r['input_shape']))).items():
         if len(g) < 2: continue
         lo, hi = min(g, key=lambda r: r['bs']), max(g, key=lambda r: r['bs'])
-        x = hi['warm_cpu_s'] / lo['warm_cpu_s']
+        runs = hi.get('warm_cpu_runs'), lo.get('warm_cpu_runs')  # the calls were interleaved: compare them run by run
+        x = _paired_ratio(*runs) if all(runs) else hi['warm_cpu_s'] / lo['warm_cpu_s']
         out.append((f"predict_memory time growth, {m} {'x'.join(map(str, shape))}, bs {lo['bs']} → {hi['bs']} (warm, CPU time)", 'flat (< 1.25×)',
                     f"{x:.2f}× ({_fmt_s(lo['warm_cpu_s'])} → {_fmt_s(hi['warm_cpu_s'])})", x < 1.25))
     return out

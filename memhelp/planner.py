@@ -19,8 +19,8 @@ from fastai.optimizer import Adam, SGD
 from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label
 
 # %% auto #0
-__all__ = ['train_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory', 'max_batch_size', 'plan',
-           'plot_plan', 'memhelp_plan', 'PlanWidget']
+__all__ = ['train_step', 'fastai_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory', 'max_batch_size',
+           'plan', 'plot_plan', 'memhelp_plan', 'PlanWidget']
 
 # %% ../nbs/20_planner.ipynb #b0c629db
 _PRECISIONS = {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}
@@ -39,6 +39,34 @@ def train_step(model, opt, xb, precision='fp32'):
         loss = _loss(model(xb))
     loss.backward(); del loss
     opt.step(); opt.zero_grad()
+
+def _autocast(xb, precision): return torch.autocast(xb.device.type, dtype=_PRECISIONS[precision]) if _PRECISIONS[precision] else nullcontext()
+
+def fastai_step(model, opt, xb, precision='fp32',
+                previous:list=None, # what the loop still references from the step before: [inputs, targets, *predictions]
+               ):
+    "`train_step` as fastai's loop runs it: predictions kept to the end (`Learner.pred`), the previous step's released as fastai does"
+    held_batch, previous_preds = (previous or [])[:2], (previous or [])[2:]  # the previous batch stays referenced to the end
+    if previous: previous.clear()
+    with _autocast(xb, precision): pred = model(xb)
+    del previous_preds  # `Learner.pred` now refers to the new predictions
+    with _autocast(xb, precision): loss = _loss(pred)
+    loss.backward(); del loss
+    opt.step(); opt.zero_grad()
+
+def _leftover_specs(model, xb, precision)->list:
+    "(shape, dtype) of what fastai's loop references from one step during the next: inputs, targets, predictions"
+    with torch.no_grad(), _autocast(xb, precision): out = model(xb)
+    preds = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+    n_targets = xb.shape[:2].numel() if xb.dtype == torch.long else len(xb)  # one class per sample, or per token
+    return [(xb.shape, xb.dtype), ((n_targets,), torch.long)] + [(p.shape, p.dtype) for p in preds]
+
+def _fastai_step_peak(model, opt, input_shape, bs, precision='fp32', device='cpu')->int:
+    "Tracked peak of a steady-state `fastai_step`, whose batch (and leftovers) are made inside, as during training"
+    specs = _leftover_specs(model, _make_input(model, input_shape, bs, device), precision)
+    with track_memory(device) as t:
+        fastai_step(model, opt, _make_input(model, input_shape, bs, device), precision, [torch.empty(sh, dtype=dt, device=device) for sh, dt in specs])
+    return t.peak
 
 # %% ../nbs/20_planner.ipynb #d1bd94c2
 class LSTMLM(nn.Module):
@@ -128,8 +156,8 @@ def _step_memory(model, input_shape, micro_bs, precision, opt):
     "(model_memory, peak of a steady-state step) for `model`, on whatever tensors it holds"
     with _portable_kernels():
         o = _warm_up(model, opt)
-        with track_memory('cpu') as t: train_step(model, o, _make_input(model, input_shape, micro_bs), precision)
-        return model_memory(model, o), t.peak
+        peak = _fastai_step_peak(model, o, input_shape, micro_bs, precision)
+        return model_memory(model, o), peak
 
 _warm_cache = {}  # (id(model), opt, kind) -> (weak reference to the model, mode, device, shadow copy, its warmed-up optimizer)
 def _warm_shadow(model, opt, kind, checkpoint=0):
@@ -188,9 +216,9 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     # fp32 runs on the meta device (fastest); autocast needs a real device type, so mixed precision runs on fake CPU tensors
     mode, dev, shadow, o = _warm_shadow(model, opt, 'meta' if precision == 'fp32' else 'fake', checkpoint)
     with mode, _portable_kernels():
-        with track_memory(dev) as t: train_step(shadow, o, _make_input(shadow, input_shape, bs // n_acc, dev), precision)
+        peak = _fastai_step_peak(shadow, o, input_shape, bs // n_acc, precision, dev)
         mm = model_memory(shadow, o)
-    return _plan(name, model, input_shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, t.peak, False)
+    return _plan(name, model, input_shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, peak, False)
 
 def measure_memory(model:nn.Module, input_shape:tuple, bs:int, precision='fp32', opt='adam', checkpoint=0, n_acc=1)->MemPlan:
     "Measure the same step on a real copy of `model` (on the CPU, tracked), to check `predict_memory`"
