@@ -122,7 +122,7 @@ CELLS_JS = """() => {
 }"""
 
 ERRORS_JS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')]
-  .filter(o => o.getAttribute('data-mime-type') === 'application/vnd.jupyter.stderr' && /Traceback|Error/.test(o.textContent))
+  .filter(o => o.getAttribute('data-mime-type') === 'application/vnd.jupyter.stderr' && /Traceback/.test(o.textContent))
   .map(o => o.textContent.slice(0, 600))"""
 
 TABLE_JS = """(vbox) => {
