@@ -4,13 +4,12 @@
 
 # %% ../nbs/00_core.ipynb #61246eb8
 from __future__ import annotations
-import re, gc, weakref, itertools, numbers
+import re, gc, weakref, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
-from torch.utils.weak import WeakIdKeyDictionary
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'memory_label', 'MemTrace', 'track_memory',
@@ -85,37 +84,41 @@ class _StorageTracker(TorchDispatchMode):
     def __init__(self, device_type, budget=None, on_over=None):
         super().__init__()
         self.device_type,self.budget,self.on_over = device_type,budget,on_over
-        self.token = WeakIdKeyDictionary()        # storage -> token, by identity
-        self.new_token = itertools.count()
-        self.nbytes,self.refs = {},{}             # token -> bytes counted, token -> weak reference
+        self.nbytes,self.refs = {},{}             # id(storage) -> bytes counted, id(storage) -> weak reference
         self.current = self.peak = self.window_peak = 0
 
-    def _release(self, tok):
-        self.current -= self.nbytes.pop(tok, 0)
-        self.refs.pop(tok, None)
+    def _release(self, key):
+        self.current -= self.nbytes.pop(key, 0)
+        self.refs.pop(key, None)
 
-    def _count(self, st):
-        tok = self.token.get(st)
-        if tok is None:
-            tok = self.token[st] = next(self.new_token)
-            self.refs[tok] = weakref.ref(st, lambda _, tok=tok: self._release(tok))
+    def _seen(self, t, aliased):
+        "Count the storage behind output `t` (views and in-place results reuse an input's: only if we made it, as it may have grown)"
+        if t.device.type != self.device_type: return
+        try: st = t.untyped_storage()
+        except (RuntimeError, NotImplementedError): return  # sparse and some wrapper tensors have no single storage
+        key = id(st)  # a storage keeps one Python object while it lives, and its weak reference fires when it is freed
+        old = self.nbytes.get(key)
+        if old is None:
+            if aliased: return
+            self.refs[key] = weakref.ref(st, lambda _, key=key: self._release(key))
+            old = 0
         n = st.nbytes()  # re-read each time: `resize_` and `out=` kernels grow storages in place
-        self.current += n - self.nbytes.get(tok, 0)
-        self.nbytes[tok] = n
+        self.current += n - old
+        self.nbytes[key] = n
 
     def stop(self):
         "Forget every storage, so frees after the block no longer reach this tracker"
         self.refs.clear(); self.nbytes.clear()
 
+    # This runs for every operator, so it avoids `tree_flatten` for the common outputs: a tensor, or a tuple/list of them
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        rets = _returns_alias(func)
-        for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
-            for t in tree_flatten(o)[0]:
-                if isinstance(t, torch.Tensor) and t.device.type == self.device_type:
-                    for st in _storages(t):
-                        # views and in-place results reuse an input's storage: count it only if we made it (it may have grown)
-                        if not aliased or st in self.token: self._count(st)
+        rets = _alias_cache.get(func) or _returns_alias(func)
+        if isinstance(out, torch.Tensor): self._seen(out, rets[0])
+        else:
+            for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
+                for t in (o if isinstance(o, (tuple, list)) else tree_flatten(o)[0]):
+                    if isinstance(t, torch.Tensor): self._seen(t, aliased)
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
         if self.budget is not None and self.current > self.budget:
