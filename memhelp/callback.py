@@ -95,11 +95,13 @@ _COLORS = {'parameters': '#4C72B0', 'gradients': '#DD8452', 'optimizer': '#55A86
 @patch
 def plot(self:MemRecorder, figsize=(11, 3.6), # size of the figure
          title:str|None=None, # title above the timeline
+         fig=None, # an empty figure to draw on (`figsize` is then ignored); a new pyplot figure when None
         ):
     "Timeline of memory across batches and phases, and the categories at the run's peak"
     df = self.df
     if df.empty: raise ValueError("plot: nothing recorded yet; run `fit` with this callback first")
-    fig, (ax, axb) = plt.subplots(1, 2, figsize=figsize, gridspec_kw=dict(width_ratios=[3, 1]))
+    if fig is None: fig = plt.figure(figsize=figsize)
+    ax, axb = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=[3, 1]))
     # batch number + a quarter per phase (a micro-batch under gradient accumulation has no step row)
     x = (df.phase == 'forward').cumsum() - 1 + df.phase.map(_PHASES.index) / len(_PHASES)
     ax.plot(x, df.peak / 2**20, ls='--', color='grey', lw=1, label='peak during phase')

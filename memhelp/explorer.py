@@ -6,7 +6,9 @@
 from __future__ import annotations
 import time, numbers
 import pandas as pd
+import inspect
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 import ipywidgets as W
 from IPython.display import display, clear_output
 from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label
@@ -142,10 +144,15 @@ def table(self:MemExplorer)->pd.DataFrame:
 @patch
 def show(self:MemExplorer):
     "Display the last run's timeline (or why it did not fit), the comparison chart and the table"
+    # The charts are `Figure`s outside pyplot: under ipykernel 7 the inline backend may draw pyplot's open figures from another
+    # thread while a button's callback displays one, and the browser then got a blank chart (tools/browser_test.py caught it)
     if isinstance(self.last, OutOfMemoryError): display(W.HTML(f"<b style='color:#b00'>Did not fit.</b> {self.last}"))
     elif hasattr(self.last, 'plot'):
-        fig = self.last.plot(); display(fig); plt.close(fig)
-    ax = self.plot(); display(ax.figure); plt.close(ax.figure)
+        if 'fig' in inspect.signature(self.last.plot).parameters: display(self.last.plot(fig=Figure(figsize=(11, 3.6))))
+        else:
+            with plt.ioff(): fig = self.last.plot()
+            display(fig); plt.close(fig)
+    display(self.plot(ax=Figure(figsize=(6.5, 3.6)).subplots()).figure)
     display(self.table())
 
 @patch

@@ -9,6 +9,7 @@ from contextlib import nullcontext, contextmanager
 from dataclasses import dataclass, asdict, replace
 import pandas as pd
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode
 from fastcore.script import call_parse, Param
@@ -397,12 +398,11 @@ def update(self:PlanWidget)->MemPlan:
     self.status.value = f"<b>{name}</b>, batch {p.bs}: predicted peak {fmt_bytes(p.peak)}, <b>{verdict}</b> in {self.gpu.value} ({p.label})"
     with self.out:
         clear_output(wait=True)
-        fig, ax = plt.subplots(figsize=(7, 1.6))
-        left = 0
+        ax, left = Figure(figsize=(7, 1.6)).subplots(), 0  # outside pyplot, as `MemExplorer.show` explains
         for k, c in _PARTS.items():
             v = getattr(p, k) / 2**30
             if v: ax.barh(0, v, left=left, color=c, label=k); left += v
         ax.axvline(budget / 2**30, color='k', ls='--', label=f'budget {self.gpu.value}')
         ax.set_yticks([]); ax.set_xlabel(f'GiB ({p.label})'); ax.legend(fontsize=7, ncol=6, loc='upper center', bbox_to_anchor=(0.5, -0.5))
-        ax.set_xlim(0, 1.1 * max(left, budget / 2**30)); plt.show()
+        ax.set_xlim(0, 1.1 * max(left, budget / 2**30)); display(ax.figure)
     return p
