@@ -1,18 +1,24 @@
 #!/usr/bin/env python
 """Browser tests with headless Chromium (Debian's `chromium`) driven by Playwright.
 
-lab:  starts JupyterLab on a copy of the notebooks, opens a lesson notebook, runs all cells, finds the
-      explorer widget, moves its first slider with the keyboard, presses Run and checks that the new run
-      shows in the widget's table with the slider's value, that widgets rendered and no cell failed.
+lab:  starts JupyterLab on a copy of the notebooks; in each notebook, runs all cells, checks that every cell ran,
+      none shows a traceback and widgets rendered, then drives the widgets it finds:
+      - a MemExplorer: moves its first slider with the keyboard, presses Run and checks that the new run shows
+        in the status and in the widget's table with the slider's value, and that its charts are drawn (not blank);
+      - a PlanWidget: clicks a GPU preset that changes the verdict and checks the status names it, the verdict
+        flips and the chart is redrawn; then moves the bs slider and checks the status follows it.
+      A notebook with neither widget fails. Default: the explorer lesson, the image-size technique lesson
+      (a MemExplorer each) and the planner (its PlanWidget; Run All there includes its `#| slow` cells).
 docs: serves the built site (`python tools/build_docs.py` first) and checks the home page and a lesson
       page: plots, API sections, and that every internal link and fragment resolves.
 
     python tools/browser_test.py                        # both parts
-    python tools/browser_test.py --only lab --notebook nbs/02_explorer.ipynb nbs/11_image_size.ipynb
+    python tools/browser_test.py --only lab --notebook nbs/11_image_size.ipynb   # one notebook
     python tools/browser_test.py --only docs --site _site
 
 Prints one line per check and `N passed, M failed` at the end; exits 0 only if every check passed and
-at least one ran. Screenshots go to `--shots` (default `_browser/`).
+at least one ran and a page was driven; Chromium or JupyterLab not starting is a failed check. Screenshots go
+to `--shots` (default `_browser/`).
 """
 from __future__ import annotations
 import argparse, html, json, os, re, secrets, shutil, signal, socket, subprocess, sys, tempfile, time, traceback
@@ -66,9 +72,14 @@ def wait_http(url, proc, timeout, what):
     raise RuntimeError(f"{what} did not answer {url} within {timeout} s")
 
 def launch(p, tmp: Path, executable: str):
-    "A headless Chromium with a fresh profile"
-    return p.chromium.launch_persistent_context(str(tmp/'chromium-profile'), executable_path=executable, headless=True,
-                                                args=CHROMIUM_ARGS, viewport={'width': 1400, 'height': 1000})
+    "A headless Chromium with a fresh profile, or None (and a failed check) if it does not start"
+    try: ctx = p.chromium.launch_persistent_context(str(tmp/'chromium-profile'), executable_path=executable, headless=True,
+                                                    args=CHROMIUM_ARGS, viewport={'width': 1400, 'height': 1000}, timeout=120_000)
+    except Exception as e:
+        check('chromium started', False, f'{executable}: {e.__class__.__name__}: ' + ' '.join(str(e).split())[:800])
+        return None
+    check('chromium started', True, f'{executable} {ctx.browser.version if ctx.browser else ""}'.strip())
+    return ctx
 
 def shot(page, shots: Path, name: str):
     path = shots/f'{name}.png'
@@ -152,13 +163,14 @@ def same(a: str, b: str) -> bool:
     try: return abs(float(a) - float(b)) < 1e-9
     except ValueError: return a == b
 
-def test_lab_notebook(page, base, token, rel, shots, timeout):
+def open_and_run_all(page, base, token, rel, shots, timeout) -> bool:
+    "Open notebook `rel` in JupyterLab, Run All Cells and check every cell ran, without errors, with its widgets rendered"
     name = Path(rel).stem
     page.goto(f'{base}/lab/tree/{rel}?token={token}&reset', wait_until='domcontentloaded', timeout=120_000)
     page.wait_for_selector('.jp-NotebookPanel .jp-Cell', timeout=120_000)
     DROVE.append(rel)
     ok = check(f'{name}: notebook opened in JupyterLab', page.locator('.jp-NotebookPanel .jp-CodeCell').count() > 0)
-    if not ok: return shot(page, shots, f'{name}-0-open')
+    if not ok: shot(page, shots, f'{name}-0-open'); return False
     try: page.wait_for_function("() => { const i = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');"
                                 " return i && i.getAttribute('data-status') === 'idle'; }", timeout=120_000)
     except Exception as e: log(f'{name}: kernel not idle before running ({e.__class__.__name__}); going on')
@@ -171,45 +183,66 @@ def test_lab_notebook(page, base, token, rel, shots, timeout):
     log(f'{name}: run all took {time.time() - t0:.0f} s')
     shot(page, shots, f'{name}-1-after-run-all')
     errors = page.evaluate(ERRORS_JS)
-    check(f'{name}: every code cell ran', bool(st) and st['n'] > 0 and st['done'] == st['n'] and st['busy'] == 0,
-          f"{st and st['done']}/{st and st['n']} cells have run, {st and st['busy']} running" if not (st and st['done'] == st['n']) else '')
+    ran = check(f'{name}: every code cell ran', bool(st) and st['n'] > 0 and st['done'] == st['n'] and st['busy'] == 0,
+                f"{st and st['done']}/{st and st['n']} cells have run, {st and st['busy']} running" if not (st and st['done'] == st['n']) else '')
     check(f'{name}: no cell shows an error', not errors, '\n'.join(errors)[:2000])
     outs = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')
     texts = outs.all_inner_texts()
     bad = [t for t in texts if 'Loading widget' in t or 'Error displaying widget' in t or 'Failed to load model' in t]
-    reprs = [t for t in texts if re.search(r'\b(IntSlider|FloatSlider|VBox|HBox|Button|Output)\(', t)]
+    reprs = [t for t in texts if re.search(r'\b(IntSlider|FloatSlider|VBox|HBox|Button|ToggleButtons|Dropdown|Output)\(', t)]
     check(f'{name}: widgets rendered (no "Loading widget...", no plain-text widget repr)', not bad and not reprs, (bad + reprs)[:3])
+    return ran
 
-    # the explorer: a VBox with sliders and a Run button (the last one in the notebook)
-    exps = page.locator('.jp-OutputArea-output .widget-vbox').filter(has=page.locator('button', has_text=re.compile(r'^\s*Run\s*$'))) \
-               .filter(has=page.locator('.widget-slider'))
-    if not check(f'{name}: explorer widget found', exps.count() > 0, f'{exps.count()} found'): return
-    exp = exps.last
+def move_slider(page, slider, presses=2):
+    "Move `slider` (a `.widget-slider`) with the arrow keys, right unless it is at its maximum; returns (label, value before, after)"
+    label = slider.locator('.widget-label').first.inner_text().strip()
+    readout = slider.locator('.widget-readout').first
+    v0 = readout.inner_text().strip()
+    slider.locator('.noUi-handle').first.focus()
+    for _ in range(presses): page.keyboard.press('ArrowRight')
+    if readout.inner_text().strip() == v0:  # at its maximum
+        for _ in range(presses): page.keyboard.press('ArrowLeft')
+    return label, v0, readout.inner_text().strip()
+
+def wait_js(page, js, arg, timeout) -> bool:
+    "Wait until `js(arg)` is truthy in the page; False after `timeout` seconds"
+    try: page.wait_for_function(js, arg=arg, timeout=timeout * 1000); return True
+    except Exception as e:
+        if e.__class__.__name__ != 'TimeoutError': log(f'waiting: {e.__class__.__name__}: {str(e).splitlines()[0][:200]}')
+        return False
+
+CHARTS_JS = """(el) => [...el.querySelectorAll('.widget-output img')].map(i => {
+  if (!i.complete || !i.naturalWidth) return {size: '0x0', ink: 0};
+  const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight;
+  const g = c.getContext('2d'); g.drawImage(i, 0, 0);
+  const d = g.getImageData(0, 0, c.width, c.height).data; let n = 0;
+  for (let k = 0; k < d.length; k += 4) if (d[k + 3] > 0 && (d[k] < 235 || d[k + 1] < 235 || d[k + 2] < 235)) n++;
+  return {size: `${c.width}x${c.height}`, ink: Math.round(1e4 * n / (c.width * c.height)) / 1e4};
+})"""
+MIN_INK = 0.005  # a drawn chart has a few % of non-white pixels; a blank one none
+
+def charts_drawn(page, el, timeout=30):
+    "Wait for the images in `el`'s Output widget to load; (every one has something drawn and there is one, their sizes and ink)"
+    wait_js(page, "(el) => { const i = [...el.querySelectorAll('.widget-output img')]; return i.length && i.every(x => x.complete && x.naturalWidth); }",
+            el.element_handle(), timeout)
+    charts = el.evaluate(CHARTS_JS)
+    return bool(charts) and all(c['ink'] > MIN_INK for c in charts), ', '.join(f"{c['size']} {c['ink']:.1%} ink" for c in charts) or 'no chart'
+
+def test_explorer(page, name, exp, shots, timeout):
+    "MemExplorer: move its first slider, press Run, check the status and the table show the new run with the slider's value"
     exp.scroll_into_view_if_needed()
     status = exp.locator('.widget-html').last
     before = status.inner_text().strip()
     m = re.search(r'run (\d+)', before)
     n_before = int(m.group(1)) if m else 0
-    slider = exp.locator('.widget-slider').first
-    label = slider.locator('.widget-label').first.inner_text().strip()
-    readout = slider.locator('.widget-readout').first
-    v0 = readout.inner_text().strip()
-    handle = slider.locator('.noUi-handle').first
-    handle.focus()
-    for _ in range(2): page.keyboard.press('ArrowRight')
-    if readout.inner_text().strip() == v0:  # at its maximum
-        for _ in range(2): page.keyboard.press('ArrowLeft')
-    v1 = readout.inner_text().strip()
+    label, v0, v1 = move_slider(page, exp.locator('.widget-slider').first)
     check(f'{name}: slider {label!r} moved with the keyboard', v1 != v0, f'{v0} -> {v1}')
     shot(page, shots, f'{name}-2-slider-moved')
     exp.locator('button', has_text=re.compile(r'^\s*Run\s*$')).first.click()
-    want = f'run {n_before + 1}:'
-    try:
-        page.wait_for_function("([el, want]) => el.textContent.includes(want)", arg=[status.element_handle(), want], timeout=timeout * 1000)
-        ran = True
-    except Exception: ran = False
+    ran = wait_js(page, "([el, want]) => el.textContent.includes(want)", [status.element_handle(), f'run {n_before + 1}:'], timeout)
     after = status.inner_text().strip()
     check(f'{name}: Run pressed, status shows the new run', ran and 'peak' in after, f'{before!r} -> {after!r}')
+    check(f'{name}: the run\'s charts in the widget output are drawn (not blank)', *charts_drawn(page, exp))
     exp.scroll_into_view_if_needed()
     shot(page, shots, f'{name}-3-after-run')
     tab = exp.evaluate(TABLE_JS)
@@ -218,16 +251,115 @@ def test_lab_notebook(page, base, token, rel, shots, timeout):
         row = tab['last']
         check(f'{name}: new run {n_before + 1} is the table\'s last row with {label}={v1}',
               row[0] == str(n_before + 1) and col < len(row) and same(row[col], v1), f'last row {dict(zip(tab["head"], row))}')
+
+UNITS = {'B': 1, 'KiB': 2**10, 'MiB': 2**20, 'GiB': 2**30, 'TiB': 2**40, 'kB': 1e3, 'KB': 1e3, 'MB': 1e6, 'GB': 1e9, 'TB': 1e12}
+def nbytes(s: str) -> float:
+    "Bytes in a size as memhelp writes it ('21.20 GiB') or as a GPU preset names it ('16 GB')"
+    num, unit = s.split()
+    return float(num) * UNITS[unit]
+
+PLAN_RE = re.compile(r'(?P<model>\S+), batch (?P<bs>\d+): predicted peak (?P<peak>[\d.]+ \w+), (?P<verdict>fits|does not fit) in (?P<gpu>.+?) \(')
+def plan_status(status):
+    "The PlanWidget's status line, parsed (None if it does not read as one)"
+    m = PLAN_RE.search(' '.join(status.inner_text().split()))
+    return m and m.groupdict()
+
+CHART_JS = "(el) => { const i = el.querySelector('.widget-output img'); return i && i.complete && i.naturalWidth > 0 ? i.src : null; }"
+NEW_CHART_JS = "([el, old]) => { const i = el.querySelector('.widget-output img'); return i && i.complete && i.naturalWidth > 0 && i.src !== old; }"
+
+def test_planner(page, name, pw, shots, timeout):
+    "PlanWidget: click another GPU preset, then move the bs slider; the verdict, the chart and the batch size follow"
+    pw.scroll_into_view_if_needed()
+    status = pw.locator('.widget-html', has_text='predicted peak').last
+    presets = pw.locator('.widget-toggle-buttons button.widget-toggle-button')
+    names = [t.strip() for t in presets.all_inner_texts()]
+    active = [t.strip() for t in pw.locator('.widget-toggle-buttons button.mod-active').all_inner_texts()]
+    bs = pw.locator('.widget-slider').filter(has=page.locator('.widget-label', has_text=re.compile(r'^\s*bs\s*$'))).first
+    model = pw.locator('.widget-dropdown').filter(has=page.locator('.widget-label', has_text=re.compile(r'^\s*model\s*$'))).locator('select')
+    (drawn, ink), chart0 = charts_drawn(page, pw), pw.evaluate(CHART_JS)
+    s0 = plan_status(status)
+    controls = dict(model=model.input_value() if model.count() else None, bs=bs.locator('.widget-readout').inner_text().strip(),
+                    gpu=active[0] if len(active) == 1 else active)
+    if not check(f'{name}: planner status agrees with its controls, chart drawn', s0 is not None and drawn and
+                 (s0['model'], s0['bs'], s0['gpu']) == (controls['model'], controls['bs'], controls['gpu']),
+                 f"status {status.inner_text().strip()!r}, controls {controls}, presets {names}, chart {ink}"):
+        return shot(page, shots, f'{name}-2-planner-unexpected')
+    # the preset to click: one whose verdict differs from the current one (the nearest in size), away from rounding doubt
+    peak = nbytes(s0['peak'])
+    clear = [g for g in names if g != s0['gpu'] and abs(nbytes(g) - peak) > 0.02 * peak]
+    verdict = lambda g: 'fits' if peak <= nbytes(g) else 'does not fit'
+    flips = sorted((g for g in clear if verdict(g) != s0['verdict']), key=lambda g: abs(nbytes(g) - nbytes(s0['gpu'])))
+    if not check(f'{name}: a GPU preset that changes the verdict ({s0["verdict"]} in {s0["gpu"]} at {s0["peak"]})', bool(flips), f'presets {names}'):
+        return
+    gpu = flips[0]
+    before = status.text_content()
+    presets.filter(has_text=re.compile(rf'^\s*{re.escape(gpu)}\s*$')).first.click()
+    changed = wait_js(page, "([el, old]) => el.textContent !== old", [status.element_handle(), before], timeout)
+    s1 = plan_status(status)
+    check(f'{name}: GPU {gpu} clicked, status names it and the verdict flips to "{verdict(gpu)}"',
+          changed and s1 is not None and s1['gpu'] == gpu and s1['verdict'] == verdict(gpu) != s0['verdict'] and s1['peak'] == s0['peak'],
+          f'{" ".join(before.split())!r} -> {" ".join(status.text_content().split())!r}')
+    redrawn = wait_js(page, NEW_CHART_JS, [pw.element_handle(), chart0], timeout)
+    drawn, ink = charts_drawn(page, pw)
+    check(f'{name}: chart redrawn for the {gpu} budget', redrawn and drawn, ('' if redrawn else 'the chart image did not change; ') + ink)
+    pw.scroll_into_view_if_needed()
+    shot(page, shots, f'{name}-2-gpu-{gpu.replace(" ", "")}')
+    # the batch size, with the keyboard
+    before, chart1 = status.text_content(), pw.evaluate(CHART_JS)
+    label, v0, v1 = move_slider(page, bs)
+    check(f'{name}: slider {label!r} moved with the keyboard', v1 != v0, f'{v0} -> {v1}')
+    followed = wait_js(page, "([el, want]) => el.textContent.includes(want)", [status.element_handle(), f'batch {v1}:'], timeout)
+    s2 = plan_status(status)
+    grows = s2 is not None and (nbytes(s2['peak']) >= peak if int(v1) > int(v0) else nbytes(s2['peak']) <= peak)
+    check(f'{name}: status follows the slider to batch {v1}, the peak moves with it, {gpu} kept',
+          followed and s2 is not None and s2['bs'] == v1 and s2['gpu'] == gpu and grows,
+          f'{" ".join(before.split())!r} -> {" ".join(status.text_content().split())!r}')
+    if not wait_js(page, NEW_CHART_JS, [pw.element_handle(), chart1], 20): log(f'{name}: the chart image did not change for batch {v1}')
+    check(f'{name}: chart drawn for batch {v1}', *charts_drawn(page, pw))
+    pw.scroll_into_view_if_needed()
+    shot(page, shots, f'{name}-3-bs-{v1}')
+
+def test_lab_notebook(page, base, token, rel, shots, timeout):
+    name = Path(rel).stem
+    if not open_and_run_all(page, base, token, rel, shots, timeout): return
+    outs = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')
+    # MemExplorer: a VBox with sliders and a Run button; PlanWidget: a VBox with the GPU toggle buttons and a predicted peak
+    exps = outs.locator('.widget-vbox').filter(has=page.locator('button', has_text=re.compile(r'^\s*Run\s*$'))) \
+               .filter(has=page.locator('.widget-slider'))
+    pws = outs.locator('.widget-vbox').filter(has=page.locator('.widget-toggle-buttons')) \
+              .filter(has=page.locator('.widget-html', has_text='predicted peak'))
+    n_exp, n_pw = exps.count(), pws.count()
+    if not check(f'{name}: a widget to drive (MemExplorer or PlanWidget)', n_exp + n_pw > 0, f'{n_exp} explorer(s), {n_pw} planner(s)'):
+        return
+    if n_exp: test_explorer(page, name, exps.last, shots, timeout)
+    if n_pw: test_planner(page, name, pws.last, shots, timeout)
     errors = page.evaluate(ERRORS_JS)
-    check(f'{name}: still no error after pressing Run', not errors, '\n'.join(errors)[:2000])
+    check(f'{name}: still no error after driving the widgets', not errors, '\n'.join(errors)[:2000])
+
+def api(base, token, path, method='GET'):
+    req = urllib.request.Request(f'{base}{path}', method=method, headers={'Authorization': f'token {token}'})
+    with urllib.request.urlopen(req, timeout=30) as r: body = r.read()
+    return json.loads(body) if body else None
+
+def shutdown_kernels(base, token):
+    "End the notebook sessions (and their kernels) so the next notebook has the machine to itself"
+    try:
+        for s in api(base, token, '/api/sessions'): api(base, token, f"/api/sessions/{s['id']}", 'DELETE')
+    except Exception as e: log(f'could not shut kernels down: {e.__class__.__name__}: {e}')
 
 def test_lab(p, executable, notebooks, shots, timeout, tmp):
     proc, ctx = None, None
     try:
         t0 = time.time()
-        proc, base, token = start_lab(tmp)
+        try: proc, base, token = start_lab(tmp)
+        except Exception as e:
+            check('jupyter lab started', False, f'{e.__class__.__name__}: {e}')
+            lab_log = tmp/'jupyter-lab.log'
+            if lab_log.exists(): print('\n'.join(lab_log.read_text(errors='replace').splitlines()[-30:]))
+            return
         check('jupyter lab started', True, f'{base} in {time.time() - t0:.0f} s')
         ctx = launch(p, tmp, executable)
+        if ctx is None: return
         page = ctx.new_page()
         page.set_default_timeout(60_000)
         for rel in notebooks:
@@ -235,10 +367,9 @@ def test_lab(p, executable, notebooks, shots, timeout, tmp):
             except Exception as e:
                 check(f'{Path(rel).stem}: driving JupyterLab', False, f'{e.__class__.__name__}: {e}'.splitlines()[0][:500])
                 traceback.print_exc(); shot(page, shots, f'{Path(rel).stem}-error')
+            shutdown_kernels(base, token)
     except Exception as e:
-        check('jupyter lab test', False, f'{e.__class__.__name__}: {e}')
-        lab_log = tmp/'jupyter-lab.log'
-        if lab_log.exists(): print('\n'.join(lab_log.read_text().splitlines()[-30:]))
+        check('jupyter lab test', False, f'{e.__class__.__name__}: {e}'); traceback.print_exc()
     finally:
         if ctx is not None:
             try: ctx.close()
@@ -263,6 +394,16 @@ def fetch(url):
     except urllib.error.HTTPError as e: return e.code, ''
     except Exception as e: return repr(e), ''
 
+def link_problem(url, cache) -> str | None:
+    "Why internal `url` does not resolve: its page does not answer 200, or has no element with its #fragment as id; None if it does"
+    target, _, frag = url.partition('#')
+    if target not in cache: cache[target] = fetch(target)
+    status, body = cache[target]
+    if status != 200: return str(status)
+    if frag and not re.search(rf'''\bid=["']{re.escape(html.escape(unquote(frag)))}["']''', body):
+        return f'no element with id {unquote(frag)!r}'
+    return None
+
 def test_docs(p, executable, site: Path, pages, shots, tmp):
     if not check('docs: site built', (site/'index.html').exists(), f'{site}/index.html' + ('' if (site/'index.html').exists() else
                  ' is missing: run python tools/build_docs.py first')): return
@@ -273,6 +414,7 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
         base = f'http://127.0.0.1:{port}/'
         wait_http(base, server, 30, 'http.server')
         ctx = launch(p, tmp, executable)
+        if ctx is None: return
         external = []
         def route(r):
             if urlsplit(r.request.url).hostname in ('127.0.0.1', 'localhost') or r.request.url.startswith('data:'): r.continue_()
@@ -313,14 +455,7 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
                 if plots: check(f'docs {rel}: its plots load', all(i['w'] > 0 for i in plots), f'{len(plots)} png')
             # every internal link and resource answers 200, and every #fragment exists on its page
             internal = sorted({u for u in info['links'] + info['resources'] if urlsplit(u).netloc == urlsplit(base).netloc})
-            bad = []
-            for u in internal:
-                target, _, frag = u.partition('#')
-                if target not in cache: cache[target] = fetch(target)
-                status, body = cache[target]
-                if status != 200: bad.append(f'{u} -> {status}')
-                elif frag and not re.search(rf'''\bid=["']{re.escape(html.escape(unquote(frag)))}["']''', body):
-                    bad.append(f'{u} -> no element with id {unquote(frag)!r}')
+            bad = [f'{u} -> {why}' for u in internal if (why := link_problem(u, cache))]
             check(f'docs {rel}: {len(internal)} internal links and resources resolve', bool(internal) and not bad, '; '.join(bad[:10]))
         # the same for every page of the site, from its HTML (no browser needed)
         bad, n = [], 0
@@ -331,12 +466,7 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
                 u = urljoin(url, ref)
                 if urlsplit(u).netloc != urlsplit(base).netloc: continue
                 n += 1
-                target, _, frag = u.partition('#')
-                if target not in cache: cache[target] = fetch(target)
-                status, body = cache[target]
-                if status != 200: bad.append(f'{f.name}: {ref} -> {status}')
-                elif frag and not re.search(rf'''\bid=["']{re.escape(html.escape(unquote(frag)))}["']''', body):
-                    bad.append(f'{f.name}: {ref} -> no element with id {unquote(frag)!r}')
+                if why := link_problem(u, cache): bad.append(f'{f.name}: {ref} -> {why}')
         check(f'docs: all {len(list(site.glob("*.html")))} pages, {n} internal links and resources resolve', n > 0 and not bad,
               '; '.join(bad[:10]) + (f' (and {len(bad) - 10} more)' if len(bad) > 10 else ''))
         if external: log(f'blocked {len(set(external))} request(s) to other hosts (offline), e.g. {sorted(set(external))[:3]}')
@@ -352,11 +482,13 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
 API_NAMES = {'core': ('track_memory', 'model_memory', 'fmt_bytes', 'parse_bytes'), 'callback': ('MemRecorder',),
              'explorer': ('MemExplorer',)}
 
+DEFAULT_NOTEBOOKS = ['nbs/02_explorer.ipynb', 'nbs/11_image_size.ipynb', 'nbs/20_planner.ipynb']  # about 3 min on 2 idle cores
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--only', choices=['lab', 'docs'], help='run one part (default: both)')
-    ap.add_argument('--notebook', nargs='+', default=['nbs/02_explorer.ipynb'],
-                    help='lesson notebooks with an explorer (default nbs/02_explorer.ipynb)')
+    ap.add_argument('--notebook', nargs='+', default=DEFAULT_NOTEBOOKS,
+                    help=f'notebooks with a MemExplorer or a PlanWidget (default {" ".join(DEFAULT_NOTEBOOKS)})')
     ap.add_argument('--site', default=str(ROOT/'_site'), help='built site (default _site/)')
     ap.add_argument('--pages', nargs='+', default=['index.html:home', 'callback.html:lesson', 'explorer.html:lesson'],
                     help='site pages to check, as page:home or page:lesson')
