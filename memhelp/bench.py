@@ -442,7 +442,8 @@ def main(full:Param("run the full set (about 5 minutes on 2 cores) instead of th
          out:Param("folder for bench.json and bench.md", str)='bench_out',
          nbdev_time:Param("a file holding the seconds the whole nbdev_test took (written by the CI)", str)=None,
          from_json:Param("rewrite the markdown from this results JSON instead of running", str)=None):
-    "Run memhelp's benchmarks and write `bench.json` and `bench.md` to `out`"
+    "Run memhelp's benchmarks, print the table of targets and figures, and write `bench.json` and `bench.md` to `out`"
     t = float(Path(nbdev_time).read_text().split()[0]) if nbdev_time else None
     res = json.loads(Path(from_json).read_text()) if from_json else run_benchmarks(full, log=lambda s: print(s, flush=True))
+    print(perf_markdown(res, t if t is not None else res.get('nbdev_test_s')))
     for p in write_results(res, out, t): print(f'wrote {p}')
