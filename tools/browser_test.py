@@ -452,6 +452,13 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
                 missing = [l for l in lessons if l not in linked]
                 check(f'docs {rel}: the page links to lesson pages', bool(set(lessons) & linked),
                       f"{len(set(lessons) & linked)} of {len(lessons)}" + (f'; not linked from the page itself: {missing}' if missing else ''))
+                # every notebook has its page, and the home page's navigation lists it (nbdev's page names: 00_core -> core)
+                want = [re.sub(r'^\d+_', '', n.stem) + '.html' for n in sorted((ROOT/'nbs').glob('*.ipynb'))
+                        if not n.name.startswith(('_', '.')) and n.stem != 'index']
+                nav = {Path(urlsplit(l).path).name for l in info['links'] if urlsplit(l).netloc == urlsplit(base).netloc}
+                absent = [w for w in want if w not in nav or not (site/w).exists()]
+                check(f'docs {rel}: all {len(want)} notebooks have a page in the navigation', bool(want) and not absent,
+                      f'missing: {absent}' if absent else '')
                 if plots: check(f'docs {rel}: its plots load', all(i['w'] > 0 for i in plots), f'{len(plots)} png')
             # every internal link and resource answers 200, and every #fragment exists on its page
             internal = sorted({u for u in info['links'] + info['resources'] if urlsplit(u).netloc == urlsplit(base).netloc})
