@@ -244,8 +244,8 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
 # %% ../nbs/00_core.ipynb #c9861be8
 def _tensor_bytes(objs, seen)->int:
     "Bytes of the distinct storages of the tensors in `objs` (nested lists/dicts) not already in `seen`"
-    n = 0
-    for o in tree_flatten(objs)[0]:
+    n = 0  # `MemRecorder` calls this after every phase: flat lists of tensors skip `tree_flatten`
+    for o in (objs if isinstance(objs, list) and all(isinstance(o, torch.Tensor) for o in objs) else tree_flatten(objs)[0]):
         if isinstance(o, torch.Tensor):
             for st in _storages(o):
                 if id(st) not in seen: seen.add(id(st)); n += st.nbytes()  # a storage keeps one Python object: `id` names it
@@ -263,7 +263,7 @@ def model_memory(model:torch.nn.Module, # the model whose parameters are counted
                 )->dict:
     "Exact bytes of `model`'s parameters, gradients and optimizer state"
     params = list(model.parameters())
-    res = {'parameters': _tensor_bytes([p.data for p in params], set()),
+    res = {'parameters': _tensor_bytes(params, set()),
            'gradients': _tensor_bytes([p.grad for p in params if p.grad is not None], set()),
            'optimizer': 0}
     if opt is not None: res['optimizer'] = _tensor_bytes(_opt_state(opt), set())
