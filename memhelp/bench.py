@@ -20,7 +20,7 @@ from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` 
 from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
-from .core import track_memory, fmt_bytes, OutOfMemoryError, release_memory
+from .core import track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label
 from .callback import MemRecorder
 from . import planner
 from .planner import predict_memory, measure_memory, max_batch_size, LSTMLM
@@ -76,7 +76,7 @@ class _OpCount(TorchDispatchMode):
         self.n += 1; return func(*args, **(kwargs or {}))
 
 # %% ../nbs/90_benchmarks.ipynb #e07c7d05
-_MODES = ('none', 'tracker', 'recorder')
+_MODES = ('none', 'dispatch', 'tracker', 'recorder')
 
 def _sync(device):
     if torch.device(device).type == 'cuda': torch.cuda.synchronize(device)
@@ -85,7 +85,7 @@ def _fit_seconds(learn, n, mode, clock)->float:
     "Seconds per training step of a `fit` of `n` steps, tracked as `mode` says (one of `_MODES`, or 'count')"
     dev = learn.dls.device
     cbs = [_Stop(n)] + ([MemRecorder()] if mode == 'recorder' else [])
-    ctx = {'tracker': lambda: track_memory(dev), 'count': _OpCount}.get(mode, nullcontext)()
+    ctx = {'tracker': lambda: track_memory(dev), 'count': _OpCount, 'dispatch': _OpCount}.get(mode, nullcontext)()
     _sync(dev); t = clock()
     with learn.no_bar(), learn.no_logging(), ctx as c: learn.fit(1, cbs=cbs)
     _sync(dev)
@@ -97,7 +97,7 @@ def _interleaved(learn, n, repeats, clock)->dict:
     for m in _MODES: _fit_seconds(learn, 2, m, clock)
     times = {m: [] for m in _MODES}
     for r in range(repeats):
-        for m in _MODES[r % 3:] + _MODES[:r % 3]: times[m].append(_fit_seconds(learn, n, m, clock))
+        for m in _MODES[r % len(_MODES):] + _MODES[:r % len(_MODES)]: times[m].append(_fit_seconds(learn, n, m, clock))
     return times
 
 def _paired_ratio(a, b)->float: return statistics.median(x / y for x, y in zip(a, b))
@@ -108,7 +108,7 @@ def tracker_overhead(cases=(('cnn', 32, 32), ('lstm', 32, 32)), # (kind, bs, siz
                      repeats:int=5, # timed fits per mode
                      device='cpu', # 'cpu' (tracked backend, one thread, CPU time) or a CUDA device (wall time)
                     )->list:
-    "Median time of a fastai training step without tracking, in `track_memory`, and with `MemRecorder`"
+    "Median time of a fastai training step without tracking, in a do-nothing dispatch mode, in `track_memory`, and with `MemRecorder`"
     cpu, threads, rows = torch.device(device).type == 'cpu', torch.get_num_threads(), []
     clock = time.process_time if cpu else time.perf_counter
     if cpu: torch.set_num_threads(1)
@@ -125,8 +125,8 @@ def _overhead_row(kind, bs, size, device, t, ops)->dict:
     "One row of `tracker_overhead`: medians in ms, and paired (run by run) ratios and extra time per operator"
     med = {m: statistics.median(v) for m, v in t.items()}
     return dict(model=kind, bs=bs, size=size, device=str(device), backend='tracked' if torch.device(device).type != 'cuda' else 'cuda',
-                repeats=len(t['none']), ms_none=1e3 * med['none'], ms_tracker=1e3 * med['tracker'], ms_recorder=1e3 * med['recorder'],
-                ratio_tracker=_paired_ratio(t['tracker'], t['none']), ratio_recorder=_paired_ratio(t['recorder'], t['none']),
+                repeats=len(t['none']), ms_none=1e3 * med['none'], ms_dispatch=1e3 * med['dispatch'], ms_tracker=1e3 * med['tracker'], ms_recorder=1e3 * med['recorder'],
+                ratio_dispatch=_paired_ratio(t['dispatch'], t['none']), ratio_tracker=_paired_ratio(t['tracker'], t['none']), ratio_recorder=_paired_ratio(t['recorder'], t['none']),
                 ops_per_step=round(ops), us_per_op=1e6 * statistics.median(a - b for a, b in zip(t['tracker'], t['none'])) / ops)
 
 # %% ../nbs/90_benchmarks.ipynb #a9e60899
@@ -338,7 +338,8 @@ def _overhead_lines(res)->list:
     for r in res.get('overhead', []):
         cpu = r['backend'] == 'tracked'
         what = f"Tracker overhead, {r['model'].upper()} bs {r['bs']} training step ({'CPU, tracked backend' if cpu else 'CUDA backend'}; MemRecorder vs none)"
-        out.append((what, '< 1.3×' if cpu else '< 1.02×', f"{r['ratio_recorder']:.2f}× ({r['ms_none']:.1f} → {r['ms_recorder']:.1f} ms)",
+        alone = f"; a do-nothing dispatch mode alone: {r['ratio_dispatch']:.2f}×" if cpu and 'ratio_dispatch' in r else ''
+        out.append((what, '< 1.3×' if cpu else '< 1.02×', f"{r['ratio_recorder']:.2f}× ({r['ms_none']:.1f} → {r['ms_recorder']:.1f} ms){alone}",
                     r['ratio_recorder'] < (1.3 if cpu else 1.02)))
     if not any(r['backend'] == 'cuda' for r in res.get('overhead', [])): out.append(('Tracker overhead on CUDA', '< 1.02×', 'no GPU on this machine', None))
     return out
@@ -375,13 +376,13 @@ def _other_lines(res, nbdev_test_s)->list:
                     f"{e[-1]:.2%} / {statistics.median(e):.2%}", e[-1] < 0.05))
     for r in res.get('max_bs', []):
         ok = r['answer'] == r['true_bs'] if r['strategy'] == 'find_max_bs' else '—'
-        off = f"; predicts the fastai run's peak at bs {r['true_bs']} {r['predicted_peak_at_true_bs'] / r['budget'] - 1:+.1%}" if 'predicted_peak_at_true_bs' in r else ''
+        off = f"; predicts the fastai run's peak at bs {r['true_bs']} {r['predicted_peak_at_true_bs'] / r['budget'] - 1:+.2%}" if 'predicted_peak_at_true_bs' in r else ''
         out.append((f"Largest batch: {r['strategy']} (true answer {r['true_bs']})", 'exact' if ok != '—' else '—',
                     f"bs {r['answer']}{'' if r['answer_fits'] else ' (does not fit)'}, {r['trials']} trials, {_fmt_s(r['seconds'])}{off}", ok))
     for r in res.get('savings', []):
         if r['technique'] == 'combined' and r['kind'] == 'predicted':
             out.append((f"Predicted saving of bf16 + checkpointing + accumulation + SGD-momentum, {r['model']}{' (' + r['note'] + ')' if r['note'] else ''}",
-                        '—', f"{fmt_bytes(r['peak'])} ({r['saving']:.0%} less than fp32 + Adam)", '—'))
+                        '—', f"{fmt_bytes(r['peak'])} ({r['saving']:.0%} less than fp32 + Adam; predicted {memory_label('cpu')})", '—'))
     t = nbdev_test_s if nbdev_test_s is not None else res.get('nbdev_test_s')
     out.append(('Whole `nbdev_test` run (CI)', '< 10 min', 'not given' if t is None else _fmt_s(t), None if t is None else t < 600))
     return out
@@ -409,7 +410,7 @@ def _md_table(rows, cols)->list:
 
 _f2, _pct, _b = '{:.2f}'.format, '{:+.2%}'.format, fmt_bytes
 _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medians of paired runs)',
-                        dict(model=str, bs=str, size=str, device=str, ms_none=_f2, ms_tracker=_f2, ms_recorder=_f2, ratio_tracker=_f2,
+                        dict(model=str, bs=str, size=str, device=str, ms_none=_f2, ms_dispatch=_f2, ms_tracker=_f2, ms_recorder=_f2, ratio_dispatch=_f2, ratio_tracker=_f2,
                              ratio_recorder=_f2, ops_per_step=str, us_per_op=_f2)),
            'planner_speed': ('Planner speed (seconds, median)', dict(model=str, input_shape=str, bs=str, peak=_b, cold_s=_f2, warm_s=_f2,
                                                                      cold_cpu_s=_f2, warm_cpu_s=_f2)),
@@ -425,7 +426,9 @@ def results_markdown(results:dict, # from `run_benchmarks`
     "`perf_markdown` followed by every benchmark's table"
     lines = [perf_markdown(results, nbdev_test_s)]
     for k, (title, cols) in _TABLES.items():
-        if results.get(k): lines += ['', f'### {title}', '', *_md_table(results[k], cols)]
+        bytes_in = [c for c, f in cols.items() if f is _b]  # say what the byte columns are
+        note = f" ({', '.join(bytes_in)}: {memory_label('cpu')})" if bytes_in else ''
+        if results.get(k): lines += ['', f'### {title}{note}', '', *_md_table(results[k], cols)]
     return '\n'.join(lines) + '\n'
 
 def write_results(results:dict, out='bench_out', nbdev_test_s=None)->tuple:
@@ -438,7 +441,7 @@ def write_results(results:dict, out='bench_out', nbdev_test_s=None)->tuple:
 
 # %% ../nbs/90_benchmarks.ipynb #ce7404e7
 @call_parse
-def main(full:Param("run the full set (about 5 minutes on 2 cores) instead of the small one", store_true)=False,
+def main(full:Param("run the full set (a few minutes) instead of the small one", store_true)=False,
          out:Param("folder for bench.json and bench.md", str)='bench_out',
          nbdev_time:Param("a file holding the seconds the whole nbdev_test took (written by the CI)", str)=None,
          from_json:Param("rewrite the markdown from this results JSON instead of running", str)=None):
