@@ -34,7 +34,7 @@ def _loss(out):
     return F.cross_entropy(out.float().reshape(-1, out.shape[-1]), torch.zeros(out.shape[:-1].numel(), dtype=torch.long, device=out.device))
 
 def train_step(model, opt, xb, precision='fp32'):
-    "One fastai-style training step: forward and loss (autocast unless fp32), backward, step, zero_grad"
+    "The plain training step: forward and loss (autocast unless fp32), backward, step, zero_grad (`fastai_step` adds fastai's references)"
     dtype = _PRECISIONS[precision]
     with (torch.autocast(xb.device.type, dtype=dtype) if dtype else nullcontext()):
         loss = _loss(model(xb))
@@ -221,7 +221,14 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
         mm = model_memory(shadow, o)
     return _plan(name, model, input_shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, peak, False)
 
-def measure_memory(model:nn.Module, input_shape:tuple, bs:int, precision='fp32', opt='adam', checkpoint=0, n_acc=1)->MemPlan:
+def measure_memory(model:nn.Module, # the model: a real copy of it is trained
+                   input_shape:tuple, # one sample's shape, as for `predict_memory`
+                   bs:int, # batch size (the effective one, when accumulating)
+                   precision:str='fp32', # 'fp32', or 'bf16'/'fp16' with autocast
+                   opt:str='adam', # fastai optimizer: 'adam', 'sgd', 'sgd_mom'
+                   checkpoint:int=0, # activation checkpointing in this many segments (0: none)
+                   n_acc:int=1, # gradient accumulation: micro-batches of bs // n_acc
+                  )->MemPlan:
     "Measure the same step on a real copy of `model` (on the CPU, tracked), to check `predict_memory`"
     _check_args(input_shape, bs, precision, opt, n_acc)
     name, model = _prepare(model, checkpoint)
@@ -252,6 +259,7 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
     "The largest batch size whose predicted peak fits in `budget` (0 if none), from predictions only"
     budget = parse_bytes(budget)
     if budget <= 0: raise ValueError(f"budget: must be positive, got {budget}")
+    if 'n_acc' in kwargs: raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the fewest micro-batches")
     if isinstance(model, str): model = _named_model(model)
     peak = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs).peak)
     if peak(1) > budget: return 0
@@ -268,11 +276,11 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
         else: hi = guess
     return lo
 
-# %% ../nbs/20_planner.ipynb #09cc8d1b
+# %% ../nbs/20_planner.ipynb #6c16180b
 _COSTS = {'as is': 'nothing', 'bf16': 'needs bf16 hardware (else fp16 with loss scaling); tiny accuracy effect',
           'sgd_mom': 'one state buffer instead of two; retune the learning rate',
           'accumulate': 'n_acc forward/backward passes per update: same samples, more steps; BatchNorm sees micro-batches',
-          'checkpoint': 'recomputes the forward of checkpointed segments: about +20-30% step time',
+          'checkpoint': 'recomputes the forward of checkpointed segments: one extra forward of each (16_checkpointing times it)',
           'bf16 + accumulate': 'both costs above', 'smaller images': 'lower resolution: accuracy may drop; finish at full size'}
 _RANK = list(_COSTS)
 
@@ -294,7 +302,7 @@ def _largest_size(model, input_shape, bs, budget, **kw):
         if _predict_cached(model, (c, side, side), bs, **kw).peak <= budget: return side
     return None
 
-# %% ../nbs/20_planner.ipynb #6c16180b
+# %% ../nbs/20_planner.ipynb #4762b382
 def plan(model:nn.Module|str, # the model, or a name for `get_model`
          input_shape:tuple, # one sample's shape
          budget, # device memory: bytes or e.g. '16GB'
@@ -328,9 +336,10 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
     df.attrs.update(model=name, budget=budget, target_bs=target_bs, label='predicted ' + memory_label('cpu'))
     return df.reset_index(drop=True)
 
-# %% ../nbs/20_planner.ipynb #4762b382
+# %% ../nbs/20_planner.ipynb #0300ef50
 def plot_plan(df:pd.DataFrame, # the table from `plan`
-              ax=None):
+              ax=None, # a matplotlib axes to draw on; a new figure when None
+             ):
     "Bar chart of a plan's predicted peaks against its budget"
     if ax is None: _, ax = plt.subplots(figsize=(7, 0.45 * len(df) + 1.2))
     ax.barh(df.technique + ' (' + df.settings + ')', df.peak / 2**30, color=['#55A868' if f else '#C44E52' for f in df.fits])
@@ -339,7 +348,7 @@ def plot_plan(df:pd.DataFrame, # the table from `plan`
     ax.set_title(f"{df.attrs['model']}, batch {df.attrs['target_bs']}: green fits", fontsize=10)
     return ax
 
-# %% ../nbs/20_planner.ipynb #c33b82f7
+# %% ../nbs/20_planner.ipynb #1618ff12
 def _plan_text(model, size, bs, budget, precision='fp32', opt='adam')->str:
     "The CLI's answer, checked and formatted"
     if not isinstance(size, int) or size < 1: raise ValueError(f"size: must be a positive integer, got {size!r}")
@@ -365,7 +374,7 @@ def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
     try: print(_plan_text(model, size, bs, budget, precision, opt))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
 
-# %% ../nbs/20_planner.ipynb #2f3826dd
+# %% ../nbs/20_planner.ipynb #58d12ef5
 _GPUS = {'8 GB': '8GB', '12 GB': '12GB', '16 GB': '16GB', '24 GB': '24GB', '40 GB': '40GB', '80 GB': '80GB'}
 _PARTS = {'parameters': '#4C72B0', 'gradients': '#DD8452', 'optimizer': '#55A868', 'activations': '#C44E52', 'extra': '#8172B3'}
 
@@ -387,7 +396,7 @@ class PlanWidget:
 
     def _ipython_display_(self): display(self.widget); self.update()
 
-# %% ../nbs/20_planner.ipynb #58d12ef5
+# %% ../nbs/20_planner.ipynb #0e8dfcfb
 @patch
 def update(self:PlanWidget)->MemPlan:
     "Predict with the controls' values, then redraw the chart and the verdict"
