@@ -59,6 +59,13 @@ def stop(proc):
         try: proc.wait(wait); return
         except subprocess.TimeoutExpired: pass
 
+def teardown(ctx, proc):
+    "Close the browser context and stop the server, whatever state either is in"
+    if ctx is not None:
+        try: ctx.close()
+        except Exception: pass
+    stop(proc)
+
 def wait_http(url, proc, timeout, what):
     "Wait until `url` answers 200, or fail if `proc` died"
     end = time.time() + timeout
@@ -370,11 +377,7 @@ def test_lab(p, executable, notebooks, shots, timeout, tmp):
             shutdown_kernels(base, token)
     except Exception as e:
         check('jupyter lab test', False, f'{e.__class__.__name__}: {e}'); traceback.print_exc()
-    finally:
-        if ctx is not None:
-            try: ctx.close()
-            except Exception: pass
-        stop(proc)
+    finally: teardown(ctx, proc)
 
 # ======================================================================= docs site
 PAGE_JS = """() => ({
@@ -480,11 +483,7 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
         if page_errors: log(f'JavaScript errors on the site: {page_errors[:3]}')
     except Exception as e:
         check('docs test', False, f'{e.__class__.__name__}: {e}'); traceback.print_exc()
-    finally:
-        if ctx is not None:
-            try: ctx.close()
-            except Exception: pass
-        stop(server)
+    finally: teardown(ctx, server)
 
 API_NAMES = {'core': ('track_memory', 'model_memory', 'fmt_bytes', 'parse_bytes'), 'callback': ('MemRecorder',),
              'explorer': ('MemExplorer',)}
