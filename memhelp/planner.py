@@ -33,15 +33,13 @@ def _loss(out):
     out = out[0] if isinstance(out, (tuple, list)) else out
     return F.cross_entropy(out.float().reshape(-1, out.shape[-1]), torch.zeros(out.shape[:-1].numel(), dtype=torch.long, device=out.device))
 
+def _autocast(xb, precision): return torch.autocast(xb.device.type, dtype=_PRECISIONS[precision]) if _PRECISIONS[precision] else nullcontext()
+
 def train_step(model, opt, xb, precision='fp32'):
     "The plain training step: forward and loss (autocast unless fp32), backward, step, zero_grad (`fastai_step` adds fastai's references)"
-    dtype = _PRECISIONS[precision]
-    with (torch.autocast(xb.device.type, dtype=dtype) if dtype else nullcontext()):
-        loss = _loss(model(xb))
+    with _autocast(xb, precision): loss = _loss(model(xb))
     loss.backward(); del loss
     opt.step(); opt.zero_grad()
-
-def _autocast(xb, precision): return torch.autocast(xb.device.type, dtype=_PRECISIONS[precision]) if _PRECISIONS[precision] else nullcontext()
 
 def fastai_step(model, opt, xb, precision='fp32',
                 previous:list=None, # what the loop still references from the step before: [inputs, targets, *predictions]
