@@ -188,6 +188,20 @@ class MemTrace:
             self._window_abs = torch.cuda.memory_allocated(self.device)
         return cur, max(win, cur)
 
+    def adopt(self, tensors:list)->int:
+        "Count `tensors` made before the block as in use from now on, so that freeing them shows; returns their bytes"
+        seen, n = set(), 0
+        for t in tensors:
+            try: st = t.untyped_storage()
+            except (RuntimeError, NotImplementedError): continue
+            if id(st) in seen or t.device.type != self.device.type: continue
+            seen.add(id(st)); n += st.nbytes()
+            if self.backend == 'tracked': self._tracker._seen(t, False)
+        if self.backend == 'tracked':
+            tr = self._tracker; tr.peak, tr.window_peak = max(tr.peak, tr.current), max(tr.window_peak, tr.current)
+        else: self._start -= n  # CUDA counts them already: move the start down instead
+        return n
+
     def _over_budget(self, current):
         dev = f'{self.device}' + ('' if self.backend == 'cuda' else ' (tracked tensor bytes)')
         used = f"{fmt_bytes(current)} allocated in this block" + (f" + {fmt_bytes(self.in_use)} in use before it" if self.in_use else '')
