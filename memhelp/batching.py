@@ -18,9 +18,9 @@ from fastai.learner import Learner
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
 from fastai.callback.progress import ProgressCallback  # `Learner.no_bar`
-from .core import OutOfMemoryError, release_memory, parse_bytes, default_device, _check_device
+from .core import OutOfMemoryError, release_memory, parse_bytes, default_device, check_device, check_int
 from .callback import MemRecorder
-from .data import get_text_dls, _check_int
+from .data import get_text_dls
 
 # %% auto #0
 __all__ = ['MaxBS', 'find_max_bs', 'padding_waste', 'run']
@@ -86,8 +86,8 @@ def find_max_bs(make_learner, # `make_learner(bs)` returns a fresh `Learner` who
                )->MaxBS:
     "Largest batch size that trains without running out of memory: double from `start`, then bisect"
     if not callable(make_learner): raise ValueError(f"make_learner: must be callable, taking the batch size, got {make_learner!r}")
-    start, n_batches = _check_int('start', start), _check_int('n_batches', n_batches)
-    max_bs, limit = _check_int('max_bs', max_bs, lo=start), _limit(budget, margin)
+    start, n_batches = check_int('start', start), check_int('n_batches', n_batches)
+    max_bs, limit = check_int('max_bs', max_bs, lo=start), _limit(budget, margin)
     rows, pb = [], progress_bar(range(2 * max_bs.bit_length() + 1), leave=False) if show_progress else None
     if pb is not None: pb.update(0)
     def fits(bs):
@@ -120,7 +120,7 @@ def padding_waste(lengths, # tokens in each document
     lens = np.asarray(lengths)
     if lens.ndim != 1 or len(lens) == 0 or not np.issubdtype(lens.dtype, np.integer) or lens.min() < 1:
         raise ValueError(f"lengths: must be a non-empty list of integers >= 1 (tokens per document), got {lengths!r:.60}")
-    bs = _check_int('bs', bs, hi=len(lens))
+    bs = check_int('bs', bs, hi=len(lens))
     batches = _batch_lengths(lens, bs, sorted, drop_last, seed)
     return 1 - sum(b.sum() for b in batches) / sum(len(b) * b.max() for b in batches)
 
@@ -142,8 +142,8 @@ def _random_order(idxs): return list(np.random.permutation(idxs))
 
 def _text_learner(bs, sorted, seed, device)->Learner:
     "A fresh tiny text classifier whose training batches are `SortedDL`'s (sorted) or a plain shuffle (random)"
-    dls = _clas_dls(str(_check_device(device)))
-    bs = _check_int('bs', bs, hi=len(dls.train_ds))
+    dls = _clas_dls(str(check_device(device)))
+    bs = check_int('bs', bs, hi=len(dls.train_ds))
     set_seed(seed)
     train = dls.train.new(bs=bs, **({} if sorted else dict(shuffle_fn=_random_order)))
     model = _TinyTextNet(len(dls.vocab[0]), len(dls.vocab[1]))

@@ -5,7 +5,6 @@
 # %% ../nbs/14_lstm_chunking.ipynb #8beeb945
 from __future__ import annotations
 from functools import lru_cache
-import numbers
 import pandas as pd
 import torch
 from torch import nn
@@ -17,20 +16,12 @@ from fastai.callback.rnn import ModelResetter
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from fastai.learner import Learner
 from fastai.losses import CrossEntropyLossFlat
-from .core import _check_device, parse_bytes
+from .core import check_device, check_int, parse_bytes
 from .callback import MemRecorder
 from .data import get_text_dls
 
 # %% auto #0
 __all__ = ['lm_chunks', 'chunk_grid', 'detach_hidden', 'StatefulLSTM', 'lm_learner', 'run', 'graph_size']
-
-# %% ../nbs/14_lstm_chunking.ipynb #1219b9a4
-def _int_arg(name, v, lo=1, hi=None, why=''):
-    "`v` as an int if it is an integer in [lo, hi], else a ValueError naming `name` and the range"
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
-        rng = f'from {lo} to {hi}' if hi is not None else f'>= {lo}'
-        raise ValueError(f"{name}: must be an integer {rng}{why}, got {v!r}")
-    return int(v)
 
 # %% ../nbs/14_lstm_chunking.ipynb #c1d33ac8
 def lm_chunks(n_tokens:int=50, # length of the toy stream: the tokens are 0, 1, ..., n_tokens - 1
@@ -38,8 +29,8 @@ def lm_chunks(n_tokens:int=50, # length of the toy stream: the tokens are 0, 1, 
               seq_len:int=5, # tokens per row in a batch
              )->pd.DataFrame:
     "Which stream positions land in which row of which batch, by running fastai's `LMDataLoader` on `range(n_tokens)`"
-    bs, seq_len = _int_arg('bs', bs), _int_arg('seq_len', seq_len)
-    n_tokens = _int_arg('n_tokens', n_tokens, lo=bs + 1, why=' (bs + 1: every row needs a token and its target)')
+    bs, seq_len = check_int('bs', bs), check_int('seq_len', seq_len)
+    n_tokens = check_int('n_tokens', n_tokens, lo=bs + 1, why=' (bs + 1: every row needs a token and its target)')
     dl = LMDataLoader([torch.arange(n_tokens)], bs=bs, seq_len=seq_len)
     return pd.DataFrame([dict(batch=j, row=i, first=int(x[i, 0]), last=int(x[i, -1]), n=x.shape[1], target_last=int(y[i, -1]))
                          for j, (x, y) in enumerate(dl) for i in range(len(x))])
@@ -76,7 +67,7 @@ class StatefulLSTM(Module):
                  n_layers:int=1, # stacked LSTM layers
                  detach:bool=True, # cut the hidden state's history after every batch
                 ):
-        for k, v in dict(vocab_sz=vocab_sz, emb_sz=emb_sz, n_hidden=n_hidden, n_layers=n_layers).items(): _int_arg(k, v)
+        for k, v in dict(vocab_sz=vocab_sz, emb_sz=emb_sz, n_hidden=n_hidden, n_layers=n_layers).items(): check_int(k, v)
         self.emb, self.h_o = nn.Embedding(vocab_sz, emb_sz), nn.Linear(n_hidden, vocab_sz)
         self.rnn = nn.LSTM(emb_sz, n_hidden, n_layers, batch_first=True)
         self.detach, self.h = detach, None
@@ -119,8 +110,8 @@ def lm_learner(seq_len:int=32, # tokens per row of a batch
                seed:int=0, # seeds the weights and the shuffling
               )->Learner:
     "A fastai `Learner` training a `StatefulLSTM` language model on the `memhelp.data` corpus"
-    seq_len, bs = _int_arg('seq_len', seq_len, hi=2048), _int_arg('bs', bs, hi=1024)
-    dev = _check_device(device)
+    seq_len, bs = check_int('seq_len', seq_len, hi=2048), check_int('bs', bs, hi=1024)
+    dev = check_device(device)
     dls, vocab = _lm_dls(bs, seq_len, dev)
     set_seed(seed)
     model = StatefulLSTM(len(vocab), emb_sz, n_hidden, detach=detach)
@@ -138,7 +129,7 @@ def run(seq_len:int=32, # tokens per row of a batch
     "Train `lm_learner(seq_len, bs, detach)` for `n_batches` batches and return its `MemRecorder`"
     if budget is not None and parse_bytes(budget) <= 0: raise ValueError(f"budget: must be a positive size, got {budget!r}")
     learn = lm_learner(seq_len, bs, detach, device=device)
-    n_batches = _int_arg('n_batches', n_batches, hi=len(learn.dls.train), why=f' (the batches in one epoch at bs={bs}, seq_len={seq_len})')
+    n_batches = check_int('n_batches', n_batches, hi=len(learn.dls.train), why=f' (the batches in one epoch at bs={bs}, seq_len={seq_len})')
     rec = MemRecorder(budget=budget, n_batches=n_batches)
     try:
         with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)

@@ -12,8 +12,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 # %% auto #0
-__all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'memory_label', 'MemTrace', 'track_memory',
-           'model_memory', 'release_memory']
+__all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
+           'check_choice', 'MemTrace', 'track_memory', 'model_memory', 'release_memory']
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
@@ -47,7 +47,9 @@ def default_device()->torch.device:
     "The device memhelp measures by default: CUDA if available, else the CPU"
     return torch.device('cuda', torch.cuda.current_device()) if torch.cuda.is_available() else torch.device('cpu')
 
-def _check_device(device)->torch.device:
+def check_device(device, # 'cpu', 'cuda', 'cuda:1', a `torch.device`, or None for `default_device()`
+                )->torch.device:
+    "`device` as a `torch.device`, or a ValueError naming `device` (CUDA asked for where there is none, too)"
     if device is None: return default_device()
     try: dev = torch.device(device)
     except (RuntimeError, TypeError) as e: raise ValueError(f"device: unknown device {device!r} ({e})") from None
@@ -60,9 +62,30 @@ def memory_label(device=None, # the device measured
                  backend:str|None=None, # 'cuda' or 'tracked'; the device's default when None
                 )->str:
     "What a figure measured on `device` is, for axis labels and tables"
-    dev = _check_device(device)
+    dev = check_device(device)
     backend = backend or ('cuda' if dev.type == 'cuda' else 'tracked')
     return 'CUDA allocated' if backend == 'cuda' else f'tracked tensor bytes ({dev.type.upper()})'
+
+# %% ../nbs/00_core.ipynb #5abbbf5a
+def check_int(name:str, # the argument's name, for the message
+              v, # the value given
+              lo:int=1, # smallest value accepted
+              hi:int|None=None, # largest value accepted; no limit when None
+              why:str='', # a reason for the range, appended to the message
+             )->int:
+    "`v` as an int if it is an integer in [lo, hi], else a ValueError naming `name` and the range"
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
+        rng = f'from {lo} to {hi}' if hi is not None else f'>= {lo}'
+        raise ValueError(f"{name}: must be an integer {rng}{why}, got {v!r}")
+    return int(v)
+
+def check_choice(name:str, # the argument's name, for the message
+                 v, # the value given
+                 choices, # the values accepted
+                ):
+    "`v` if it is one of `choices`, else a ValueError naming `name` and the choices"
+    if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
+    return v
 
 # %% ../nbs/00_core.ipynb #665fc076
 def _storages(x):
@@ -217,7 +240,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  in_use:int=0, # bytes already on the device that count against `budget` (e.g. the model's weights)
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
-    dev = _check_device(device)
+    dev = check_device(device)
     backend = backend or ('cuda' if dev.type == 'cuda' else 'tracked')
     if backend not in ('cuda', 'tracked'): raise ValueError(f"backend: must be 'cuda' or 'tracked', got {backend!r}")
     if backend == 'cuda' and dev.type != 'cuda': raise ValueError(f"backend: 'cuda' needs a CUDA device, got {dev}")
@@ -288,5 +311,5 @@ def release_memory(device=None, # the device whose cache is emptied (CUDA only);
                   ):
     "Collect garbage and, on CUDA, empty the caching allocator"
     gc.collect()
-    dev = _check_device(device)
+    dev = check_device(device)
     if dev.type == 'cuda': torch.cuda.empty_cache()

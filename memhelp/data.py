@@ -18,23 +18,10 @@ from fastai.text.core import Tokenizer, tokenize_df, defaults as _text_defaults
 from fastai.text.data import TextBlock
 from fastai.vision.augment import Resize
 from fastai.vision.data import ImageDataLoaders
-from .core import _check_device
+from .core import check_device, check_int, check_choice
 
 # %% auto #0
 __all__ = ['data_dir', 'text_corpus', 'get_text_dls', 'make_image_folder', 'get_image_dls']
-
-# %% ../nbs/03_data.ipynb #34886fee
-def _check_int(name, v, lo=1, hi=None, why=''):
-    "`v` as an int if it is an integer in [lo, hi], else a ValueError naming `name`"
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
-        rng = f'from {lo} to {hi}' if hi is not None else f'>= {lo}'
-        raise ValueError(f"{name}: must be an integer {rng}{why}, got {v!r}")
-    return int(v)
-
-def _check_choice(name, v, choices):
-    "`v` if it is one of `choices`, else a ValueError naming `name`"
-    if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
-    return v
 
 # %% ../nbs/03_data.ipynb #ec7e1fef
 _SOURCES = ('offline', 'fastai')
@@ -46,7 +33,7 @@ def data_dir(path=None, # a folder; `MEMHELP_DATA` or `~/.cache/memhelp` when No
 
 def _check_source(source):
     "`source`, or `MEMHELP_SOURCE`, or 'offline'; checked"
-    return _check_choice('source', source if source is not None else os.environ.get('MEMHELP_SOURCE', 'offline'), _SOURCES)
+    return check_choice('source', source if source is not None else os.environ.get('MEMHELP_SOURCE', 'offline'), _SOURCES)
 
 # %% ../nbs/03_data.ipynb #12e234d3
 _NET_TIMEOUT = 20  # seconds a download may wait on the network before it gives up
@@ -127,11 +114,11 @@ def get_text_dls(kind:str='lm', # 'lm' (language model stream) or 'clas' (labell
                  device=None, # where batches go; `memhelp.core.default_device()` when None
                 ):
     "fastai text `DataLoaders` for the corpus of `text_corpus`"
-    kind, source = _check_choice('kind', kind, ('lm', 'clas')), _check_source(source)
-    bs, seq_len, seed = _check_int('bs', bs), _check_int('seq_len', seq_len), _check_int('seed', seed, lo=0)
-    min_freq, n_spec = _check_int('min_freq', min_freq), len(_text_defaults.text_spec_tok)
-    max_vocab = _check_int('max_vocab', max_vocab, lo=n_spec + 1, why=f" (fastai's {n_spec} special tokens come first)")
-    dev, df = _check_device(device), text_corpus(source, path)
+    kind, source = check_choice('kind', kind, ('lm', 'clas')), _check_source(source)
+    bs, seq_len, seed = check_int('bs', bs), check_int('seq_len', seq_len), check_int('seed', seed, lo=0)
+    min_freq, n_spec = check_int('min_freq', min_freq), len(_text_defaults.text_spec_tok)
+    max_vocab = check_int('max_vocab', max_vocab, lo=n_spec + 1, why=f" (fastai's {n_spec} special tokens come first)")
+    dev, df = check_device(device), text_corpus(source, path)
     if kind == 'clas' and bs > (n := int((~df.is_valid.astype(bool)).sum())):
         raise ValueError(f"bs: must be an integer from 1 to {n} (the training documents) for kind='clas', got {bs}")
     set_seed(seed)
@@ -164,9 +151,9 @@ _GEN_VERSION = 1  # bump when the images change, so cached folders are rebuilt
 
 def _image_meta(n_per_class, size, n_classes, seed, size_name='size')->dict:
     "The checked parameters of an image folder, as its manifest records them"
-    n_per_class, size = _check_int('n_per_class', n_per_class, lo=2), _check_int(size_name, size, lo=32, hi=4096)
-    n_classes = _check_int('n_classes', n_classes, lo=2, hi=size // 8 - 2, why=f' for {size}-pixel images')
-    return dict(version=_GEN_VERSION, n_per_class=n_per_class, size=size, n_classes=n_classes, seed=_check_int('seed', seed, lo=0),
+    n_per_class, size = check_int('n_per_class', n_per_class, lo=2), check_int(size_name, size, lo=32, hi=4096)
+    n_classes = check_int('n_classes', n_classes, lo=2, hi=size // 8 - 2, why=f' for {size}-pixel images')
+    return dict(version=_GEN_VERSION, n_per_class=n_per_class, size=size, n_classes=n_classes, seed=check_int('seed', seed, lo=0),
                 n_valid=max(1, round(n_per_class / 5)), freqs=_stripe_freqs(size, n_classes), n_files=n_classes * n_per_class)
 
 # %% ../nbs/03_data.ipynb #7de2d77c
@@ -215,8 +202,8 @@ def get_image_dls(size:int=64, # side of the images in a batch (`Resize(size)`)
                   source:str|None=None, # 'offline' or 'fastai'; `MEMHELP_SOURCE` or 'offline' when None
                  ):
     "fastai image `DataLoaders` for the striped images of `make_image_folder`, or Imagenette"
-    size, bs, seed = _check_int('size', size, hi=4096), _check_int('bs', bs), _check_int('seed', seed, lo=0)
-    source, dev = _check_source(source), _check_device(device)
+    size, bs, seed = check_int('size', size, hi=4096), check_int('bs', bs), check_int('seed', seed, lo=0)
+    source, dev = _check_source(source), check_device(device)
     if source == 'fastai': folder, valid = _download(URLs.IMAGENETTE_160, path), 'val'
     else:
         m = _image_meta(n_per_class, gen_size, n_classes, seed, size_name='gen_size')

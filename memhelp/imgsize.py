@@ -20,9 +20,9 @@ from fastai.layers import ConvLayer
 from fastai.learner import Learner
 from fastai.callback.schedule import fit_one_cycle  # `Learner.fit_one_cycle`
 from fastai.callback.progress import ProgressCallback  # `Learner.no_bar`
-from .core import _check_device
+from .core import check_device, check_int
 from .callback import MemRecorder
-from .data import make_image_folder, _check_int
+from .data import make_image_folder
 
 # %% auto #0
 __all__ = ['get_dls', 'small_cnn', 'total_stride', 'min_input_size', 'run', 'progressive_resize']
@@ -45,9 +45,9 @@ def get_dls(size:int, # side of the square images in a batch, after augmentation
             device=None, # where batches go (and batch augmentation runs); `memhelp.core.default_device()` when None
            )->DataLoaders:
     "Presized, augmented image `DataLoaders` at `size` pixels, as fastbook's progressive-resizing chapter builds them"
-    size, bs = _check_int('size', size, hi=4096), _check_int('bs', bs)
-    presize = _check_int('presize', 2 * size if presize is None else presize, lo=size, hi=8192, why=' (at least `size`)')
-    dev, folder = _check_device(device), make_image_folder(path, n_per_class=n_per_class, seed=seed)
+    size, bs = check_int('size', size, hi=4096), check_int('bs', bs)
+    presize = check_int('presize', 2 * size if presize is None else presize, lo=size, hi=8192, why=' (at least `size`)')
+    dev, folder = check_device(device), make_image_folder(path, n_per_class=n_per_class, seed=seed)
     set_seed(seed)
     dls = _size_block(size, presize).dataloaders(folder, bs=bs, num_workers=0, device=dev)
     if len(dls.train) == 0:
@@ -105,7 +105,7 @@ def min_input_size(model:nn.Module, # a CNN
 # %% ../nbs/11_image_size.ipynb #a3d576de
 def _check_size(name, size, lo):
     "`size` if it is an integer from `lo`, the model's smallest usable side, else a ValueError naming `name`"
-    return _check_int(name, size, lo=lo, hi=4096, why=f" ({lo} = the model's smallest usable side, see `min_input_size`)")
+    return check_int(name, size, lo=lo, hi=4096, why=f" ({lo} = the model's smallest usable side, see `min_input_size`)")
 
 # %% ../nbs/11_image_size.ipynb #3e11336e
 def run(size:int=32, # side of the training images
@@ -116,7 +116,7 @@ def run(size:int=32, # side of the training images
        )->MemRecorder:
     "Train a fresh `small_cnn` for `n_batches` batches of `size`-pixel images; the recorder holds the memory"
     torch.manual_seed(0)
-    model, n_batches = small_cnn(), _check_int('n_batches', n_batches)
+    model, n_batches = small_cnn(), check_int('n_batches', n_batches)
     dls = get_dls(_check_size('size', size, min_input_size(model)), bs, device=device)
     learn = Learner(dls, model.to(dls.device), lr=1e-2)
     rec = MemRecorder(budget=budget, n_batches=n_batches)
@@ -132,7 +132,7 @@ def _check_stages(learn, sizes, epochs):
     sizes = [_check_size('sizes', s, lo) for s in sizes]
     epochs = [epochs] * len(sizes) if isinstance(epochs, (int, np.integer)) else list(epochs)
     if len(epochs) != len(sizes): raise ValueError(f"epochs: give one number, or one per size ({len(sizes)}), got {len(epochs)}")
-    return sizes, [_check_int('epochs', e) for e in epochs]
+    return sizes, [check_int('epochs', e) for e in epochs]
 
 # %% ../nbs/11_image_size.ipynb #015bad17
 def _stage_metrics(learn)->dict:
@@ -150,7 +150,7 @@ def progressive_resize(learn:Learner, # a Learner whose model takes any size fro
     "Train `learn` at each size in turn, swapping `learn.dls`; one row per stage with its peak, seconds and validation"
     sizes, epochs = _check_stages(learn, sizes, epochs)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0: raise ValueError(f"lr: must be a number > 0, got {lr!r}")
-    bs, rows = _check_int('bs', learn.dls.bs if bs is None else bs), []
+    bs, rows = check_int('bs', learn.dls.bs if bs is None else bs), []
     for size, n in zip(sizes, epochs):
         learn.dls, rec = dls_func(size, bs), MemRecorder()
         start = time.perf_counter()

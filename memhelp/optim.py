@@ -4,7 +4,6 @@
 
 # %% ../nbs/17_optimizers.ipynb #3f78823f
 from __future__ import annotations
-import numbers
 from functools import partial
 import torch
 from torch import nn
@@ -12,6 +11,7 @@ from fastai.data.core import DataLoaders
 from fastai.learner import Learner
 from fastai.optimizer import Adam, SGD, OptimWrapper
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
+from .core import check_int, check_choice
 from .callback import MemRecorder
 from .data import get_image_dls
 
@@ -22,17 +22,12 @@ __all__ = ['OPTS', 'LIBS', 'get_opt_func', 'optimizer_state_bytes', 'run']
 OPTS, LIBS = ('sgd', 'momentum', 'adam'), ('fastai', 'torch')
 _N_STATE = {'sgd': 0, 'momentum': 1, 'adam': 2}  # moving averages the size of the parameters
 
-def _check_choice(name, v, choices):
-    "`v` if it is one of `choices`, else a ValueError naming `name`"
-    if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
-    return v
-
 # %% ../nbs/17_optimizers.ipynb #9bb419c7
 def get_opt_func(opt:str='adam', # 'sgd', 'momentum' (SGD with momentum 0.9) or 'adam'
                  lib:str='fastai', # 'fastai' (fastai's `SGD`/`Adam`) or 'torch' (`torch.optim`, in `OptimWrapper`)
                 ):
     "An `opt_func` for `Learner`: optimizer `opt` from library `lib`"
-    opt, lib = _check_choice('opt', opt, OPTS), _check_choice('lib', lib, LIBS)
+    opt, lib = check_choice('opt', opt, OPTS), check_choice('lib', lib, LIBS)
     if lib == 'fastai': return {'sgd': SGD, 'momentum': partial(SGD, mom=0.9), 'adam': Adam}[opt]
     kw = {'sgd': {}, 'momentum': dict(momentum=0.9), 'adam': {}}[opt]
     return partial(OptimWrapper, opt=torch.optim.Adam if opt == 'adam' else torch.optim.SGD, **kw)
@@ -55,7 +50,7 @@ def optimizer_state_bytes(model:nn.Module, # the model to train
                           lib:str='fastai', # 'fastai' or 'torch'
                          )->int:
     "Exact bytes of optimizer state `opt` from `lib` keeps for `model` once every parameter has stepped"
-    opt, lib = _check_choice('opt', opt, OPTS), _check_choice('lib', lib, LIBS)
+    opt, lib = check_choice('opt', opt, OPTS), check_choice('lib', lib, LIBS)
     ps = _trainable(model)
     n = _N_STATE[opt] * sum(p.numel() * p.element_size() for p in ps)
     return n + (len(ps) * _step_bytes() if (opt, lib) == ('adam', 'torch') else 0)
@@ -87,13 +82,6 @@ def _learner(model, opt, lib, bs, n_batches, path=None)->Learner:
     else: dls, net = get_image_dls(size=64, bs=bs, path=path, n_per_class=20, gen_size=64, device='cpu'), _cnn()
     return Learner(dls, net, loss_func=nn.CrossEntropyLoss(), opt_func=get_opt_func(opt, lib), lr=1e-3)
 
-# %% ../nbs/17_optimizers.ipynb #421afdb3
-def _check_int(name, v, lo, hi)->int:
-    "`v` as an int if it is an integer in [lo, hi], else a ValueError naming `name`"
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
-        raise ValueError(f"{name}: must be an integer from {lo} to {hi}, got {v!r}")
-    return int(v)
-
 # %% ../nbs/17_optimizers.ipynb #038ba844
 def run(opt:str='adam', # 'sgd', 'momentum' or 'adam'
         lib:str='fastai', # 'fastai' or 'torch'
@@ -104,7 +92,7 @@ def run(opt:str='adam', # 'sgd', 'momentum' or 'adam'
         path=None, # where the images for 'cnn' are generated; memhelp's cache when None
        )->MemRecorder:
     "Record `n_batches` training batches of `model` with optimizer `opt` from `lib`; return the `MemRecorder`"
-    _check_choice('opt', opt, OPTS); _check_choice('lib', lib, LIBS); _check_choice('model', model, ('embedding', 'cnn'))
-    bs, n_batches = _check_int('bs', bs, 1, 32), _check_int('n_batches', n_batches, 1, 4)
+    check_choice('opt', opt, OPTS); check_choice('lib', lib, LIBS); check_choice('model', model, ('embedding', 'cnn'))
+    bs, n_batches = check_int('bs', bs, 1, 32), check_int('n_batches', n_batches, 1, 4)
     learn = _learner(model, opt, lib, bs, n_batches, path)
     with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)

@@ -25,7 +25,7 @@ from fastai.learner import Learner
 from fastai.losses import BaseLoss
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
-from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label
+from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int
 
 # %% auto #0
 __all__ = ['tensors_in', 'map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'held_tensors',
@@ -115,9 +115,6 @@ def get_model(name:str, # a torchvision classification model's name, or 'lstm_lm
         return LSTMLM() if name == 'lstm_lm' else torchvision.models.get_model(name, weights=None)
 
 # %% ../nbs/20_planner.ipynb #8d1f8f4f
-def _check_pos_int(name, v):
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1: raise ValueError(f"{name}: must be a positive integer, got {v!r}")
-
 def _check_input_shape(model, shape):
     "Refuse an `input_shape` that cannot be one sample's shape for `model`, saying the expected form"
     if not isinstance(shape, (tuple, list)) or not shape or any(not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shape):
@@ -133,7 +130,7 @@ def _resolve_batch(model, input_shape, bs, batch):
     "(batch, bs, one sample's input shape): a shape-only batch made from `input_shape`, or the user's `batch`"
     if batch is None:
         if input_shape is None: raise ValueError("input_shape: give one sample's shape, e.g. (3, 224, 224), or a sample batch as batch=")
-        _check_input_shape(model, input_shape); _check_pos_int('bs', bs)
+        _check_input_shape(model, input_shape); check_int('bs', bs)
         tokens = len(input_shape) == 1 and any(isinstance(m, nn.Embedding) for m in model.modules())
         x = torch.empty((bs, *input_shape), dtype=torch.long if tokens else torch.float32, device='meta')
         return (x, torch.empty((bs, *input_shape) if tokens else (bs,), dtype=torch.long, device='meta')), bs, tuple(input_shape)
@@ -141,7 +138,7 @@ def _resolve_batch(model, input_shape, bs, batch):
     ts = tensors_in(batch)
     if not ts or not ts[0].ndim: raise ValueError(f"batch: must hold tensors whose first dimension is the batch, e.g. (xb, yb); got {type(batch).__name__}")
     bs = len(ts[0]) if bs is None else bs
-    _check_pos_int('bs', bs)
+    check_int('bs', bs)
     return batch, bs, tuple(ts[0].shape[1:])
 
 def _check_args(precision, opt, n_acc, bs):
@@ -393,7 +390,7 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
 
 # %% ../nbs/20_planner.ipynb #abd4fce7
 def _check_gpus(n_gpus, strategy):
-    if not isinstance(n_gpus, int) or n_gpus < 1: raise ValueError(f"n_gpus: must be a positive integer, got {n_gpus!r}")
+    check_int('n_gpus', n_gpus)
     if strategy not in ('ddp', 'fsdp'): raise ValueError(f"strategy: must be 'ddp' or 'fsdp', got {strategy!r}")
 
 def _shard(p:MemPlan, model)->MemPlan:
@@ -418,7 +415,7 @@ def largest_batch(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
                   max_batches:int=64, # look at no more batches than this
                  ):
     "The batch with the most tensor bytes among the first `max_batches` that `dl` yields"
-    _check_pos_int('max_batches', max_batches)
+    check_int('max_batches', max_batches)
     best = None
     for i, b in enumerate(dl):
         if best is None or _nbytes(b) > _nbytes(best): best = b
@@ -574,7 +571,7 @@ def plot_plan(df:pd.DataFrame, # the table from `plan`
 # %% ../nbs/20_planner.ipynb #1618ff12
 def _plan_text(model, size, bs, budget, precision='fp32', opt='adam')->str:
     "The CLI's answer, checked and formatted"
-    if not isinstance(size, int) or size < 1: raise ValueError(f"size: must be a positive integer, got {size!r}")
+    check_int('size', size)
     shape = (size,) if model == 'lstm_lm' else (3, size, size)
     if isinstance(budget, str) and re.fullmatch(r'\s*[0-9.]+\s*', budget): raise ValueError(f"budget: {budget}: add a unit, e.g. {budget}GB or {budget}GiB")
     b = parse_bytes(budget)

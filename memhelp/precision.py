@@ -18,7 +18,7 @@ from fastai.learner import Learner
 from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.data.core import DataLoaders
-from .core import _check_device
+from .core import check_device
 from .callback import MemRecorder
 from .data import get_image_dls
 
@@ -110,7 +110,7 @@ class DeviceAMP(Callback):
 def before_fit(self:DeviceAMP):
     self.close()
     p = next(self.model.parameters(), None)
-    self.device_type = p.device.type if p is not None else _check_device(self.dls.device).type
+    self.device_type = p.device.type if p is not None else check_device(self.dls.device).type
     _check_amp_device(self.device_type, self.dtype)
     self.lstm_fallback = _needs_lstm_fallback(self.model, self.device_type, self.dtype)
     self.scaler = torch.amp.GradScaler(self.device_type, enabled=self.dtype == torch.float16, **self.scaler_kwargs)
@@ -207,7 +207,7 @@ def digits_dls(bs:int=32, # batch size
     rows = (len(s) - 1) // seq_len
     items = list(zip(s[:rows * seq_len].view(rows, seq_len), s[1:rows * seq_len + 1].view(rows, seq_len)))
     cut = rows * 4 // 5
-    return DataLoaders.from_dsets(items[:cut], items[cut:], bs=bs, device=_check_device(device), num_workers=0)
+    return DataLoaders.from_dsets(items[:cut], items[cut:], bs=bs, device=check_device(device), num_workers=0)
 
 # %% ../nbs/13_mixed_precision.ipynb #69cb8a75
 class LSTMLM(nn.Module):

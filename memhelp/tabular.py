@@ -17,7 +17,7 @@ from fastai.data.block import RegressionBlock
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.inspection import permutation_importance
-from .core import parse_bytes
+from .core import parse_bytes, check_int
 from .callback import MemRecorder
 
 # %% auto #0
@@ -27,18 +27,12 @@ __all__ = ['CAT_NAMES', 'CONT_NAMES', 'tabular_df', 'tabular_pandas', 'tabular_m
 CAT_NAMES = ['state', 'product', 'weekday', 'store_id', 'colour']
 CONT_NAMES = ['price', 'age', 'price_eur', 'noise']
 
-def _check_int(name, v, lo, hi=None)->int:
-    "`v` as an int if it is an integer in [lo, hi], else a ValueError naming `name`"
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
-        raise ValueError(f"{name}: must be an integer " + (f"from {lo} to {hi}" if hi is not None else f">= {lo}") + f", got {v!r}")
-    return int(v)
-
 # %% ../nbs/19_tabular.ipynb #2833e3eb
 def tabular_df(n_rows:int=4000, # rows in the table, at least 100
                seed:int=0, # the same seed gives the same table
               )->pd.DataFrame:
     "A sales table: categorical `CAT_NAMES`, continuous `CONT_NAMES` and the target `sales`"
-    n, rng = _check_int('n_rows', n_rows, 100), np.random.default_rng(_check_int('seed', seed, 0))
+    n, rng = check_int('n_rows', n_rows, 100), np.random.default_rng(check_int('seed', seed, 0))
     st, pr, wd, sid, col = (rng.integers(0, k, n) for k in (50, 8, 7, 2000, 200))
     price, age = rng.lognormal(3, 0.5, n), rng.uniform(0, 30, n)
     state_fx, product_fx = rng.normal(0, 1, 50), rng.normal(0, 1, 8)
@@ -73,7 +67,7 @@ def tabular_memory(to:TabularPandas, # the processed table (its classes set the 
                    n_out:int=1, # outputs of the model
                   )->dict:
     "Exact bytes of a default float32 `TabularModel` for `to`: embeddings, parameters; activations and batch per row"
-    hs, n_out = _check_layers(layers), _check_int('n_out', n_out, 1)
+    hs, n_out = _check_layers(layers), check_int('n_out', n_out, 1)
     ns = [len(to.classes[c]) for c in to.cat_names]
     es, k = [emb_sz_rule(n) for n in ns], len(to.cont_names)
     E, sizes = sum(es), [sum(es) + k, *hs]
@@ -97,7 +91,7 @@ def run(bs:int=256, # rows per batch, 1 to 3200 (the training rows)
         n_batches:int=2, # training batches to record, 1 to 4
        )->MemRecorder:
     "Record `n_batches` training batches of a default `tabular_learner` on the generated table; return the `MemRecorder`"
-    bs, n_batches = _check_int('bs', bs, 1, 3200), _check_int('n_batches', n_batches, 1, 4)
+    bs, n_batches = check_int('bs', bs, 1, 3200), check_int('n_batches', n_batches, 1, 4)
     if columns not in ('all', 'kept'): raise ValueError(f"columns: must be one of 'all', 'kept', got {columns!r}")
     if budget is not None: parse_bytes(budget)  # a bad size is refused before anything is built
     learn, rec = _learner(bs, columns), MemRecorder(budget=budget, n_batches=n_batches)

@@ -19,9 +19,9 @@ from fastai.text.data import Numericalize, LMDataLoader, make_vocab
 from fastai.text.models.awdlstm import AWD_LSTM, awd_lstm_lm_config
 from fastai.text.learner import language_model_learner
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
-from .core import _check_device
+from .core import check_device, check_int, check_choice
 from .callback import MemRecorder
-from .data import text_corpus, get_text_dls, _check_int, _check_choice
+from .data import text_corpus, get_text_dls
 
 # %% auto #0
 __all__ = ['embedding_bytes', 'vocab_table', 'subword_table', 'vocab_run']
@@ -44,8 +44,8 @@ def embedding_bytes(vocab_sz:int, # rows of the embedding: the vocabulary size
                     out_bias:bool=True, # the decoder has a bias of `vocab_sz` numbers, as in fastai's AWD-LSTM
                    )->dict:
     "Exact bytes of an embedding (and decoder) with its gradients and optimizer state"
-    V, E = _check_int('vocab_sz', vocab_sz), _check_int('emb_sz', emb_sz)
-    k, b = _OPT_BUFFERS[_check_choice('opt', opt, tuple(_OPT_BUFFERS))], _elt_size(dtype)
+    V, E = check_int('vocab_sz', vocab_sz), check_int('emb_sz', emb_sz)
+    k, b = _OPT_BUFFERS[check_choice('opt', opt, tuple(_OPT_BUFFERS))], _elt_size(dtype)
     n = V * E + ((0 if tied else V * E) + (V if out_bias else 0) if (decoder or tied) else 0)
     return dict(parameters=n * b, gradients=n * b, optimizer=k * n * b, total=(2 + k) * n * b)
 
@@ -87,7 +87,7 @@ def vocab_table(min_freq=(1, 2, 3, 5, 10), # values of `Numericalize(min_freq=..
                 source:str|None=None, # corpus: 'offline' or 'fastai', as in `memhelp.data.text_corpus`
                )->pd.DataFrame:
     "Vocabulary that fastai's `Numericalize` builds from the word-tokenized corpus, and its cost, per setting"
-    mfs, mvs = [_check_int('min_freq', v) for v in L(min_freq)], [_check_max_vocab(v) for v in L(max_vocab)]
+    mfs, mvs = [check_int('min_freq', v) for v in L(min_freq)], [_check_max_vocab(v) for v in L(max_vocab)]
     embedding_bytes(8, emb_sz, opt)  # checks emb_sz and opt before tokenizing
     toks = _word_tokens(source)[0]
     counter = Counter(w for d in toks for w in d)
@@ -95,7 +95,7 @@ def vocab_table(min_freq=(1, 2, 3, 5, 10), # values of `Numericalize(min_freq=..
     return pd.DataFrame(rows)
 
 _N_SPEC = len(_text_defaults.text_spec_tok)
-def _check_max_vocab(v): return _check_int('max_vocab', v, lo=_N_SPEC + 1, why=f" (fastai's {_N_SPEC} special tokens come first)")
+def _check_max_vocab(v): return check_int('max_vocab', v, lo=_N_SPEC + 1, why=f" (fastai's {_N_SPEC} special tokens come first)")
 
 # %% ../nbs/10_vocab.ipynb #f0ce40c3
 def _sp_setup(sp, texts):
@@ -121,7 +121,7 @@ def _subword_tokens(vocab_sz, source=None):
     return _TOKS[key]
 
 # %% ../nbs/10_vocab.ipynb #e75cfe73
-def _check_sub_vocab(v): return _check_int('sub_vocab_sz', v, lo=_N_SPEC + 1, why=f" (sentencepiece gets fastai's {_N_SPEC} special tokens)")
+def _check_sub_vocab(v): return check_int('sub_vocab_sz', v, lo=_N_SPEC + 1, why=f" (sentencepiece gets fastai's {_N_SPEC} special tokens)")
 
 def subword_table(vocab_sz=(250, 500, 1000, 2000), # sentencepiece sizes to train
                   min_freq:int=3, # `Numericalize(min_freq=...)` on the pieces
@@ -130,7 +130,7 @@ def subword_table(vocab_sz=(250, 500, 1000, 2000), # sentencepiece sizes to trai
                   source:str|None=None, # corpus: 'offline' or 'fastai'
                  )->pd.DataFrame:
     "Per sentencepiece size: pieces, fastai vocabulary, tokens per text and per word, and the embedding's cost"
-    szs, min_freq = [_check_sub_vocab(v) for v in L(vocab_sz)], _check_int('min_freq', min_freq)
+    szs, min_freq = [_check_sub_vocab(v) for v in L(vocab_sz)], check_int('min_freq', min_freq)
     embedding_bytes(8, emb_sz, opt)
     rows = []
     for sz in szs:
@@ -154,10 +154,10 @@ def _lm_dls(toks, is_valid, vocab, bs, seq_len, seed, device):
 # %% ../nbs/10_vocab.ipynb #5ffa39ca
 def _check_run(tokenizer, min_freq, max_vocab, sub_vocab_sz, bs, words, emb_sz, n_hid, opt, n_batches, seed):
     "All of `vocab_run`'s checks, before any tokenizing or training"
-    _check_choice('tokenizer', tokenizer, _TOKENIZERS); _check_choice('opt', opt, tuple(_OPT_FUNCS))
+    check_choice('tokenizer', tokenizer, _TOKENIZERS); check_choice('opt', opt, tuple(_OPT_FUNCS))
     _check_max_vocab(max_vocab); _check_sub_vocab(sub_vocab_sz)
-    for name, v in dict(min_freq=min_freq, bs=bs, words=words, emb_sz=emb_sz, n_hid=n_hid, n_batches=n_batches).items(): _check_int(name, v)
-    _check_int('seed', seed, lo=0)
+    for name, v in dict(min_freq=min_freq, bs=bs, words=words, emb_sz=emb_sz, n_hid=n_hid, n_batches=n_batches).items(): check_int(name, v)
+    check_int('seed', seed, lo=0)
 
 def _tokens(tokenizer, sub_vocab_sz, source):
     return _word_tokens(source) if tokenizer == 'word' else _subword_tokens(sub_vocab_sz, source)
@@ -180,7 +180,7 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
              )->MemRecorder:
     "Train a small AWD-LSTM language model for `n_batches` batches; the `MemRecorder` also gets `vocab_stats`"
     _check_run(tokenizer, min_freq, max_vocab, sub_vocab_sz, bs, words, emb_sz, n_hid, opt, n_batches, seed)
-    dev = _check_device(device)
+    dev = check_device(device)
     toks, is_valid, n_words = _tokens(tokenizer, sub_vocab_sz, source)
     num = Numericalize(min_freq=min_freq, max_vocab=max_vocab); num.setup(toks)
     n_tok = sum(len(d) for d in toks)
