@@ -25,6 +25,7 @@ from fastai.learner import Learner
 from fastai.losses import BaseLoss
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
+from .precision import DeviceAMP
 from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int
 
 # %% auto #0
@@ -33,6 +34,8 @@ __all__ = ['tensors_in', 'map_tensors', 'fastai_step', 'train_step', 'LSTMLM', '
            'PlanWidget']
 
 # %% ../nbs/20_planner.ipynb #33c1dbf1
+# torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
+# results back to the input's tensor subclass, which fake tensors refuse: so these two walk batches themselves
 def tensors_in(x)->list:
     "The tensors in `x`: a tensor, or tuples, lists and dicts of them, nested (Hugging Face outputs too)"
     if isinstance(x, torch.Tensor): return [x]
@@ -71,6 +74,10 @@ def _plain_loss(loss_func):
     lf._contiguous = lambda x: x.transpose(lf.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
     return lf
 
+def _loop_pred(pred, precision):
+    "The predictions as fastai's loop keeps them: in float32 under mixed precision (`MixedPrecision.after_pred`)"
+    return pred if precision == 'fp32' else to_float(pred)
+
 def fastai_step(model, opt, xb, precision='fp32',
                 previous:list=None, # what the loop still references from the step before: [batch tensors, predictions]
                 yb:tuple=(), # the targets, passed to the loss after the predictions
@@ -84,7 +91,7 @@ def fastai_step(model, opt, xb, precision='fp32',
     with _autocast(dev, precision):
         pred = _forward(model, xb)
         del previous_preds  # `Learner.pred` now refers to the new predictions
-        if precision != 'fp32': pred = to_float(pred)  # fastai's `MixedPrecision.after_pred`
+        pred = _loop_pred(pred, precision)
         loss = (loss_func or _default_loss)(pred, *yb)
     loss.backward(); del loss
     opt.step(); opt.zero_grad()
@@ -207,11 +214,6 @@ def _fit_rows(t, bs):
     if t.ndim == 0: return t
     return t[torch.arange(bs, device=t.device) % len(t)] if len(t) else t.new_zeros((bs, *t.shape[1:]))
 
-def _batch_bs(batch)->int:
-    ts = [t for t in tensors_in(batch) if t.ndim]
-    if not ts: raise ValueError("batch: must hold at least one tensor with a batch dimension")
-    return len(ts[0])
-
 def _split_batch(batch, n_inp):
     "(inputs, targets) of a batch as fastai splits it: the first `n_inp` items are inputs"
     batch = tuple(batch) if isinstance(batch, (tuple, list)) and not hasattr(batch, '_fields') else (batch,)
@@ -222,13 +224,13 @@ def _split_batch(batch, n_inp):
 
 # %% ../nbs/20_planner.ipynb #6c43d756
 class _KnownValues(TorchDispatchMode):
-    "Follows the real values of the batch's integer tensors and what is computed from them alone, so that data-dependent steps (`item()`, `nonzero`, a mask's sum used as a size) run on fake tensors"
+    "Follows the real values of the batch's integer tensors, and of what is computed from them alone, beside fake tensors"
     def __init__(self):
         super().__init__(); self.values = WeakIdKeyDictionary()
     def know(self, fake, real): self.values[fake] = real; return fake
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        ins = [t for t in tensors_in([list(args), kwargs]) if isinstance(t, torch.Tensor)]
+        ins = tensors_in([list(args), kwargs])
         known = bool(ins) and all(t in self.values for t in ins)
         if not known: return func(*args, **kwargs)
         real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
@@ -241,23 +243,33 @@ class _KnownValues(TorchDispatchMode):
         return out
 
 # %% ../nbs/20_planner.ipynb #1935bd7b
+_FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1_loss.default,
+                       torch.ops.aten.binary_cross_entropy.default}
+
+class _CpuLossStorage(TorchDispatchMode):
+    "Give the reduced losses in `_FULL_BUFFER_LOSSES` the storage their CPU kernels return: the element-wise buffer"
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
+        return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
+
 def _make_batch(batch, bs, dev, known=None):
     "`batch` with `bs` rows on `dev`: real (values repeated), or shape-only when `known` follows the integer values"
     def one(t):
         shape = (bs, *t.shape[1:]) if t.ndim else ()
-        if known is None:  # plain tensors: fastai's subclasses refuse some functions outside its loop
-            return torch.zeros(shape, dtype=t.dtype, device=dev) if t.device.type == 'meta' else _fit_rows(t.as_subclass(torch.Tensor), bs).to(dev)
+        # plain tensors: fastai's subclasses refuse some functions outside its loop
+        values = lambda: torch.zeros(shape, dtype=t.dtype) if t.is_meta else _fit_rows(t.as_subclass(torch.Tensor), bs)
+        if known is None: return values().to(dev)
         fake = torch.empty(shape, dtype=t.dtype, device=dev)
         if t.is_floating_point(): return fake
-        with _disable_current_modes():  # the real values, made outside the fake mode and the tracker
-            return known.know(fake, torch.zeros(shape, dtype=t.dtype) if t.device.type == 'meta' else _fit_rows(t, bs))
+        with _disable_current_modes(): return known.know(fake, values())  # made outside the fake mode and the tracker
     return map_tensors(batch, one)
 
 def _step_peak(model, opt, batch, bs, n_inp, loss_func, precision, dev, known=None)->tuple:
     "(bytes the model holds at the start, tracked peak) of a steady-state `fastai_step` on `batch` resized to `bs`"
     xb, yb = _split_batch(_make_batch(batch, bs, dev, known), n_inp)
     with torch.no_grad(), _autocast(dev, precision): pred = _forward(model, xb)
-    specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), to_float(pred) if precision != 'fp32' else pred)]
+    specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), _loop_pred(pred, precision))]
     del xb, yb, pred
     with track_memory(dev) as tr:
         held = tr.adopt(held_tensors(model))
@@ -316,7 +328,6 @@ def _prepare(model, checkpoint):
     if checkpoint and not _bodies(model): raise ValueError(f"checkpoint: {name} has no nn.Sequential part to checkpoint")
     return name, model
 
-
 def _bodies(model):
     "The parts of `model` that checkpointing splits: the model if it is an `nn.Sequential`, else its `nn.Sequential` children"
     if isinstance(model, nn.Sequential): return [model]
@@ -361,7 +372,7 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy); _split_batch(batch, n_inp)
     try:
         mode, shadow, o = _warm_shadow(model, opt, checkpoint, splitter)
-        with mode, _KnownValues() as known, _portable_kernels():
+        with mode, _KnownValues() as known, _CpuLossStorage(), _portable_kernels():
             held, peak = _step_peak(shadow, o, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision, 'cpu', known)
             mm = model_memory(shadow, o)
     except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
@@ -406,7 +417,7 @@ def _learner_precision(learn)->str:
     "The precision `learn`'s callbacks train in: fastai's `MixedPrecision` or memhelp's `DeviceAMP`, else 'fp32'"
     for cb in learn.cbs:
         if isinstance(cb, MixedPrecision): return 'bf16' if AMPMode(cb.amp_mode) == AMPMode.BF16 else 'fp16'
-        if type(cb).__name__ == 'DeviceAMP': return {torch.bfloat16: 'bf16', torch.float16: 'fp16'}[cb.dtype]
+        if isinstance(cb, DeviceAMP): return {torch.bfloat16: 'bf16', torch.float16: 'fp16'}[cb.dtype]
     return 'fp32'
 
 def _nbytes(batch)->int: return sum(t.numel() * t.element_size() for t in tensors_in(batch))
