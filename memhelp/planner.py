@@ -383,16 +383,14 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    input_shape:tuple=None,
                    bs:int=None, # batch size (the effective one, when accumulating); `batch`'s when None
                    precision:str='fp32', # 'fp32', or 'bf16'/'fp16' with autocast
-                   # 'adam', 'sgd' (no state), 'sgd_mom', or a fastai `opt_func` (e.g. `Adam`, `partial(OptimWrapper,
-                   # opt=...)`)
+                   # 'adam', 'sgd' (no state), 'sgd_mom', or a fastai `opt_func` (`Adam`, a `partial` of `OptimWrapper`)
                    opt='adam',
                    checkpoint:int=0, # activation checkpointing in this many segments (0: none)
                    n_acc:int=1, # gradient accumulation: micro-batches of bs // n_acc
                    n_gpus:int=1, # devices the run is spread over
                    strategy:str='ddp', # 'ddp' (everything replicated) or 'fsdp' (state sharded n_gpus ways)
                    *,
-                   # one batch as fastai yields it, `(*xb, *yb)`: tensors, nested tuples/lists/dicts, or meta tensors
-                   # as specs
+                   # one batch as fastai yields it, `(*xb, *yb)`: tensors, nested tuples/lists/dicts, or meta specs
                    batch=None,
                    # how many of `batch`'s items are inputs; all but the last when None (fastai's default)
                    n_inp:int=None,
