@@ -13,7 +13,7 @@ from torch.utils._pytree import tree_flatten
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
-           'check_choice', 'MemTrace', 'track_memory', 'model_memory', 'release_memory']
+           'check_choice', 'round_up', 'MemTrace', 'track_memory', 'model_memory', 'release_memory']
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
@@ -98,6 +98,12 @@ def _storages(x):
     try: return [x.untyped_storage()]
     except (RuntimeError, NotImplementedError): return []  # sparse and some wrapper tensors have no single storage
 
+def round_up(n:int, # a number of bytes
+             to:int=512, # the block size: 512 is CUDA's caching allocator's
+            )->int:
+    "`n` rounded up to a multiple of `to`, as an allocator that hands out blocks of `to` bytes counts it"
+    return -(-n // to) * to
+
 _alias_cache = {}
 def _returns_alias(func)->tuple:
     "For each return of aten op `func`: does it alias an input (a view, or an in-place/`out=` result)?"
@@ -110,9 +116,9 @@ def _returns_alias(func)->tuple:
 
 class _StorageTracker(TorchDispatchMode):
     "Counts live bytes of the storages created on `device_type` while active; calls `on_over(current)` past `budget`"
-    def __init__(self, device_type, budget=None, on_over=None):
+    def __init__(self, device_type, budget=None, on_over=None, round_to=1):
         super().__init__()
-        self.device_type,self.budget,self.on_over = device_type,budget,on_over
+        self.device_type,self.budget,self.on_over,self.round_to = device_type,budget,on_over,round_to
         self.nbytes,self.refs = {},{}             # id(storage) -> bytes counted, id(storage) -> weak reference
         self.current = self.peak = self.window_peak = 0
 
@@ -131,7 +137,7 @@ class _StorageTracker(TorchDispatchMode):
             if aliased: return
             self.refs[key] = weakref.ref(st, lambda _, key=key: self._release(key))
             old = 0
-        n = st.nbytes()  # re-read each time: `resize_` and `out=` kernels grow storages in place
+        n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages in place
         self.current += n - old
         self.nbytes[key] = n
 
@@ -225,7 +231,7 @@ class MemTrace:
             try: st = t.untyped_storage()
             except (RuntimeError, NotImplementedError): continue
             if id(st) in seen or t.device.type != self.device.type: continue
-            seen.add(id(st)); n += st.nbytes()
+            seen.add(id(st)); n += round_up(st.nbytes(), self._tracker.round_to if self.backend == 'tracked' else 512)
             if self.backend == 'tracked': self._tracker._seen(t, False)
         if self.backend == 'tracked':
             tr = self._tracker; tr.peak, tr.window_peak = max(tr.peak, tr.current), max(tr.window_peak, tr.current)
@@ -246,6 +252,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  budget:int|str|None=None, # emulated limit (bytes or e.g. '512MiB'): past it, `OutOfMemoryError`
                  backend:str|None=None, # 'cuda' or 'tracked'; 'cuda' on CUDA devices, else 'tracked'
                  in_use:int=0, # bytes already on the device that count against `budget` (e.g. the model's weights)
+                 round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA's allocator: 512)
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
@@ -255,6 +262,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     if budget is not None:
         budget = parse_bytes(budget)
         if budget <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget}")
+    check_int('round_to', round_to)
     if in_use < 0: raise ValueError(f"in_use: must be >= 0, got {in_use}")
     if budget is not None and in_use >= budget:
         raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(in_use)} already in use "
@@ -262,7 +270,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     trace = MemTrace(dev, backend, budget, in_use=in_use)
     if backend == 'tracked':
         mode = trace._tracker = _StorageTracker(dev.type, None if budget is None else budget - in_use,
-                                                trace._over_budget)
+                                                trace._over_budget, round_to)
     else:
         torch.cuda.synchronize(dev)
         _cuda_reset_peak(dev)
@@ -289,7 +297,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                     t._peak_abs, t._window_abs = max(t._peak_abs, trace._peak_abs), max(t._window_abs, trace._peak_abs)
 
 # %% ../nbs/00_core.ipynb #c9861be8
-def _tensor_bytes(objs, seen)->int:
+def _tensor_bytes(objs, seen, round_to=1)->int:
     "Bytes of the distinct storages of the tensors in `objs` (nested lists/dicts) not already in `seen`"
     n = 0  # `MemRecorder` calls this after every phase: flat lists of tensors skip `tree_flatten`
     flat = isinstance(objs, list) and all(isinstance(o, torch.Tensor) for o in objs)
@@ -297,7 +305,7 @@ def _tensor_bytes(objs, seen)->int:
         if isinstance(o, torch.Tensor):
             for st in _storages(o):
                 # a storage keeps one Python object: `id` names it
-                if id(st) not in seen: seen.add(id(st)); n += st.nbytes()
+                if id(st) not in seen: seen.add(id(st)); n += round_up(st.nbytes(), round_to)
     return n
 
 def _opt_state(opt):
@@ -309,13 +317,14 @@ def _opt_state(opt):
 
 def model_memory(model:torch.nn.Module, # the model whose parameters are counted (shared weights once)
                  opt=None, # its optimizer (torch, fastai `Optimizer` or `OptimWrapper`), for the state
+                 round_to:int=1, # count each tensor rounded up to this many bytes (CUDA's caching allocator: 512)
                 )->dict:
     "Exact bytes of `model`'s parameters, gradients and optimizer state"
     params = list(model.parameters())
-    res = {'parameters': _tensor_bytes(params, set()),
-           'gradients': _tensor_bytes([p.grad for p in params if p.grad is not None], set()),
+    res = {'parameters': _tensor_bytes(params, set(), round_to),
+           'gradients': _tensor_bytes([p.grad for p in params if p.grad is not None], set(), round_to),
            'optimizer': 0}
-    if opt is not None: res['optimizer'] = _tensor_bytes(_opt_state(opt), set())
+    if opt is not None: res['optimizer'] = _tensor_bytes(_opt_state(opt), set(), round_to)
     return res
 
 # %% ../nbs/00_core.ipynb #c427909b

@@ -26,7 +26,7 @@ from fastai.losses import BaseLoss
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
-from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int
+from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice, check_device
 
 # %% auto #0
 __all__ = ['tensors_in', 'map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'held_tensors',
@@ -61,8 +61,11 @@ def _default_loss(pred, *yb):
     return F.cross_entropy(out.float().reshape(-1, out.shape[-1]),
                            torch.zeros(out.shape[:-1].numel(), dtype=torch.long, device=out.device))
 
-def _autocast(device_type, precision):
-    return torch.autocast(device_type, dtype=_PRECISIONS[precision]) if _PRECISIONS[precision] else nullcontext()
+def _autocast(device_type, precision, tensor_device=None):
+    "Autocast for `precision` as `device_type` runs it; CUDA's op lists emulated when the tensors are on the CPU"
+    dtype = _PRECISIONS[precision]
+    if dtype is None: return nullcontext()
+    return _cuda_autocast(dtype) if device_type == 'cuda' and tensor_device == 'cpu' else torch.autocast(device_type, dtype)
 
 def _forward(model, xb):
     "`model(*xb)`, as fastai calls it; a lone dict of inputs is passed as keywords (Hugging Face's convention)"
@@ -84,13 +87,14 @@ def fastai_step(model, opt, xb, precision='fp32',
                 yb:tuple=(), # the targets, passed to the loss after the predictions
                 # called as `loss_func(pred, *yb)`; `None`: the model's own loss or cross-entropy against class 0
                 loss_func=None,
+                amp_device:str=None, # whose autocast op lists to use: the tensors' device when None ('cuda' on CPU tensors)
                ):
     "One training step as fastai's loop runs it: forward, loss, backward, step, zero_grad, with the loop's references"
     xb = tuple(xb) if isinstance(xb, (tuple, list)) else (xb,)
     held_batch, previous_preds = (previous or [(), ()])[:2]  # the previous batch stays referenced to the end
     if previous: previous.clear()
     dev = next((t.device.type for t in tensors_in(xb)), 'cpu')
-    with _autocast(dev, precision):
+    with _autocast(amp_device or dev, precision, dev):
         pred = _forward(model, xb)
         del previous_preds  # `Learner.pred` now refers to the new predictions
         pred = _loop_pred(pred, precision)
@@ -181,10 +185,13 @@ class MemPlan:
     extra: int = 0  # DDP's gradient buckets, or FSDP's gathered parameters
     measured: bool = False
     buffers: int = 0  # what the model holds besides parameters at the step's start: buffers, an RNN's hidden state
+    device: str = 'cpu'  # the device the step is for: 'cpu' or 'cuda'
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
-    def label(self)->str: return ('' if self.measured else 'predicted ') + memory_label('cpu')
+    def label(self)->str:
+        if self.device == 'cuda': return ('' if self.measured else 'predicted ') + 'CUDA allocated bytes'
+        return ('' if self.measured else 'predicted ') + memory_label('cpu')
     def fits(self, budget)->bool:
         "Whether the peak is within `budget` (bytes or e.g. '16GB')"
         return self.peak <= parse_bytes(budget)
@@ -284,17 +291,17 @@ def _make_batch(batch, bs, dev, known=None):
         with _disable_current_modes(): return known.know(fake, values())  # made outside the fake mode and the tracker
     return map_tensors(batch, one)
 
-def _step_peak(model, opt, batch, bs, n_inp, loss_func, precision, dev, known=None)->tuple:
+def _step_peak(model, opt, batch, bs, n_inp, loss_func, precision, dev, known=None, amp_device=None, round_to=1)->tuple:
     "(bytes the model holds at the start, tracked peak) of a steady-state `fastai_step` on `batch` resized to `bs`"
     xb, yb = _split_batch(_make_batch(batch, bs, dev, known), n_inp)
-    with torch.no_grad(), _autocast(dev, precision): pred = _forward(model, xb)
+    with torch.no_grad(), _autocast(amp_device or dev, precision, dev): pred = _forward(model, xb)
     specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), _loop_pred(pred, precision))]
     del xb, yb, pred
-    with track_memory(dev) as tr:
+    with track_memory(dev, round_to=round_to) as tr:
         held = tr.adopt(held_tensors(model))
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = _split_batch(_make_batch(batch, bs, dev, known), n_inp)
-        fastai_step(model, opt, xb, precision, previous, yb, loss_func); del xb, yb
+        fastai_step(model, opt, xb, precision, previous, yb, loss_func, amp_device); del xb, yb
     return held, tr.peak
 
 # %% ../nbs/20_planner.ipynb #243598da
@@ -337,6 +344,117 @@ def _opt_name(opt)->str:
     "A name for the plan's table: `opt` itself, or the function behind an `opt_func` (a `partial` too)"
     return opt if isinstance(opt, str) else getattr(getattr(opt, 'func', opt), '__name__', type(opt).__name__)
 
+# %% ../nbs/20_planner.ipynb #c0da0002
+# CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
+_CUDA_AMP = {
+    'low': 'conv1d conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d convolution _convolution '
+           'prelu addmm addmv addr matmul einsum mm mv linalg_vecdot linear addbmm baddbmm bmm chain_matmul '
+           'linalg_multi_dot _thnn_fused_lstm_cell _thnn_fused_gru_cell lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell '
+           'scaled_dot_product_attention lstm gru',  # lstm, gru: cuDNN's RNN kernel casts them in its own wrapper
+    'fp32': 'acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan pow softplus layer_norm '
+            'native_layer_norm group_norm frobenius_norm nuclear_norm cosine_similarity poisson_nll_loss '
+            'cosine_embedding_loss nll_loss nll_loss2d hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss '
+            'mse_loss margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss multi_margin_loss '
+            'binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp upsample_nearest1d upsample_nearest2d '
+            'upsample_nearest3d upsample_linear1d upsample_bilinear2d upsample_trilinear3d upsample_bicubic2d',
+    'fp32_out': 'prod softmax log_softmax cumprod cumsum linalg_vector_norm linalg_matrix_norm sum',  # dtype=float32
+    'promote': 'addcdiv addcmul atan2 bilinear cross dot grid_sampler index_put scatter_add tensordot stack cat',
+    # autocast on the CPU only: on CUDA these run as they are, or (composite ones) as the ops they are made of
+    'none': 'cross_entropy_loss binary_cross_entropy avg_pool3d max_pool3d adaptive_avg_pool3d reflection_pad1d '
+            'reflection_pad2d replication_pad1d replication_pad2d replication_pad3d mkldnn_rnn_layer',
+}
+
+# %% ../nbs/20_planner.ipynb #c0da0003
+_NO_CPU_AMP = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
+
+def _amp_kernel(op, policy, low, cache):
+    "A kernel that applies CUDA's autocast `policy` to aten overload `op`, then runs it without autocast"
+    dtype_at = next((i for i, a in enumerate(op._schema.arguments) if a.name == 'dtype'), None)
+    composite = op.has_kernel_for_dispatch_key(torch._C.DispatchKey.CompositeImplicitAutograd)
+    def cast(x, to):
+        if isinstance(x, (tuple, list)): return type(x)(cast(o, to) for o in x)
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dtype in (to, torch.float64): return x
+        if to != low or not (x.is_leaf and x.requires_grad): return x.to(to)
+        if x not in cache: cache[x] = x.to(to)  # a weight is cast once per forward, as autocast's cache does
+        return cache[x]
+    def kernel(*args, **kwargs):
+        if policy == 'none' and composite: return op.decompose(*args, **kwargs)  # its parts meet the lists
+        floats = {t.dtype for t in tensors_in([list(args), kwargs]) if t.is_floating_point()} - {torch.float64}
+        if policy == 'fp32_out':
+            given = args[dtype_at] if dtype_at is not None and len(args) > dtype_at else kwargs.get('dtype')
+            if given is None and floats - {torch.float32}: kwargs = {**kwargs, 'dtype': torch.float32}
+        elif policy != 'none':
+            to = {'low': low, 'fp32': torch.float32}.get(policy) or (torch.float32 if torch.float32 in floats else low)
+            args, kwargs = cast(list(args), to), {k: cast(v, to) for k, v in kwargs.items()}
+        with torch._C._ExcludeDispatchKeyGuard(_NO_CPU_AMP): return op(*args, **kwargs)
+    return kernel
+
+# %% ../nbs/20_planner.ipynb #c0da0004
+@contextmanager
+def _cuda_autocast(low):
+    "Autocast to `low` with CUDA's op lists, on CPU tensors: the CPU's autocast with `_CUDA_AMP`'s kernels in its place"
+    lib, cache = torch.library.Library('aten', 'IMPL'), WeakIdKeyDictionary()
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message='.*previously registered')
+        for policy, names in _CUDA_AMP.items():
+            for name in names.split():
+                packet = getattr(torch.ops.aten, name)
+                for ov in packet.overloads():
+                    if 'out' in ov: continue  # `out=` overloads are not autocast
+                    op = getattr(packet, ov)
+                    try: lib.impl(op, _amp_kernel(op, policy, low, cache), 'AutocastCPU')
+                    except RuntimeError: continue  # an overload only Python knows (einsum.sublist)
+    try:
+        with torch.autocast('cpu', dtype=low): yield
+    finally:
+        cache.clear()  # casts saved for backward live on there; the others go, as when autocast's own cache is cleared
+        lib._destroy()  # torch.library has no public call that takes the kernels back
+
+# %% ../nbs/20_planner.ipynb #c0da0005
+def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    "`scaled_dot_product_attention` with the kernel CUDA picks (sm80+): flash, else memory-efficient, else math"
+    half, fused = q.dtype in (torch.float16, torch.bfloat16), q.ndim == 4 and not enable_gqa and q.dtype == k.dtype
+    if fused and half and attn_mask is None and q.shape[-1] <= 256 and q.shape[-1] % 8 == 0 and v.shape == k.shape:
+        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, scale=scale)[0]
+    align = 8 if half else 4
+    if fused and q.shape[-1] % align == 0 and v.shape[-1] % align == 0:
+        if attn_mask is not None:
+            if attn_mask.dtype == torch.bool:
+                attn_mask = torch.zeros(attn_mask.shape, dtype=q.dtype).masked_fill(~attn_mask, float('-inf'))
+            attn_mask = attn_mask.expand(*q.shape[:-1], k.shape[-2])
+        grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+        return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, attn_mask, grad, dropout_p, is_causal,
+                                                                       scale=scale)[0]
+    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, None,
+                                                              scale=scale, enable_gqa=enable_gqa)[0]
+
+# %% ../nbs/20_planner.ipynb #c0da0006
+_NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch_norm_legit.default,
+          torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
+
+class _SavedStatsFloat(TorchDispatchMode):
+    "Saved mean and inverse std of fp16/bf16 norms in float32, as the real kernels of `device` keep them (fakes do not)"
+    def __init__(self, device): super().__init__(); self.device = device
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16): return out
+        # the CPU's layer norm keeps them in float32 only with a float32 weight
+        if func == torch.ops.aten.native_layer_norm.default and self.device == 'cpu' and (
+            args[2] is None or args[2].dtype != torch.float32): return out
+        return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
+
+@contextmanager
+def _target_kernels(device):
+    "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
+    if device == 'cpu':
+        with _CpuLossStorage(), _SavedStatsFloat('cpu'): yield
+        return
+    lib = torch.library.Library('aten', 'IMPL')
+    lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')
+    try:
+        with _SavedStatsFloat('cuda'): yield
+    finally: lib._destroy()
+
 # %% ../nbs/20_planner.ipynb #cc0164eb
 @functools.lru_cache(maxsize=16)
 def _named_model(name): return get_model(name)  # meta models cost no memory; one per name keeps predictions warm
@@ -365,9 +483,10 @@ def _checkpointed(model, segments):
     return model
 
 # %% ../nbs/20_planner.ipynb #5a679346
-def _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, measured):
+def _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, measured,
+          device='cpu'):
     p = MemPlan(name, shape, bs, n_acc, precision, _opt_name(opt), checkpoint, mm['parameters'], mm['gradients'],
-                mm['optimizer'], peak - held, n_gpus, strategy, 0, measured, held)
+                mm['optimizer'], peak - held, n_gpus, strategy, 0, measured, held, device)
     return _shard(p, model) if n_gpus > 1 else p
 
 def _shadow_failed(name, e):
@@ -397,19 +516,23 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    # called as `loss_func(pred, *yb)`; None: the model's own loss, or cross-entropy against class 0
                    loss_func=None,
                    splitter=None, # fastai splitter giving `opt` its parameter groups; trainable parameters when None
+                   device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator, emulated)
                   )->MemPlan:
     "Predict the peak memory of one training step, without allocating or computing"
     name, model = _prepare(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy); _split_batch(batch, n_inp)
+    check_choice('device', device, ('cpu', 'cuda'))
+    rnd = 512 if device == 'cuda' else 1  # CUDA's caching allocator counts blocks of 512 bytes
     try:
         mode, shadow, o = _warm_shadow(model, opt, checkpoint, splitter)
-        with mode, _KnownValues() as known, _CpuLossStorage(), _portable_kernels():
+        with mode, _KnownValues() as known, _target_kernels(device), _portable_kernels():
             held, peak = _step_peak(shadow, o, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision, 'cpu',
-                                    known)
-            mm = model_memory(shadow, o)
+                                    known, device, rnd)
+            mm = model_memory(shadow, o, round_to=rnd)
     except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
-    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, False)
+    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, False,
+                 device)
 
 def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    input_shape:tuple=None, # one sample's shape, as for `predict_memory`; or give `batch`
@@ -419,18 +542,21 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    checkpoint:int=0, # activation checkpointing in this many segments (0: none)
                    n_acc:int=1, # gradient accumulation: micro-batches of bs // n_acc
                    *, batch=None, n_inp:int=None, loss_func=None, splitter=None, # as for `predict_memory`
+                   device='cpu', # 'cpu' (tracked tensor bytes) or a CUDA device (the allocator's own counters)
                   )->MemPlan:
-    "Measure the same step on a real copy of `model` (on the CPU, tracked), to check `predict_memory`"
+    "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU)"
     name, model = _prepare(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp)
-    real = _real_copy(model)
+    dev = check_device(device)
+    real = _real_copy(model).to(dev)
     if checkpoint: _checkpointed(real, checkpoint)
     with _portable_kernels():
         o = _warm_up(real, opt, splitter)
-        held, peak = _step_peak(real, o, batch, bs // n_acc, n_inp, loss_func, precision, 'cpu')
-        mm = model_memory(real, o)
-    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, True)
+        held, peak = _step_peak(real, o, batch, bs // n_acc, n_inp, loss_func, precision, dev.type)
+        mm = model_memory(real, o, round_to=512 if dev.type == 'cuda' else 1)
+    del real, o
+    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, True, dev.type)
 
 # %% ../nbs/20_planner.ipynb #abd4fce7
 def _check_gpus(n_gpus, strategy):
