@@ -23,6 +23,7 @@ from fastai.optimizer import Adam, SGD
 from fastai.torch_core import to_float
 from fastai.learner import Learner
 from fastai.losses import BaseLoss
+from fastai.layers import ToTensorBase
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
@@ -226,7 +227,12 @@ def _shadow(model, dev='cpu'):
             if id(t) in memo: continue
             st = torch.empty(t.shape, dtype=t.dtype, device=dev)
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
-    return mode, copy.deepcopy(model, memo)
+    shadow = copy.deepcopy(model, memo)
+    for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse
+        if isinstance(m, ToTensorBase): m.tensor_cls = _as_is
+    return mode, shadow
+
+def _as_is(x): return x  # a view of the same storage would cost no memory either
 
 def _real_copy(model):
     "A real copy of `model`; the tensors it holds that autograd made (fastai's weight dropout) are copied detached"
@@ -471,9 +477,10 @@ def _prepare(model, checkpoint):
     return name, model
 
 def _bodies(model):
-    "The parts of `model` that checkpointing splits: the model if an `nn.Sequential`, else its `nn.Sequential` children"
-    if isinstance(model, nn.Sequential): return [model]
-    return [c for c in model.children() if isinstance(c, nn.Sequential) and len(c) > 1]
+    "The parts of `model` that checkpointing splits: its `nn.Sequential` children, else the model if an `nn.Sequential`"
+    # children first: fastai's body and head, a ResNet's stages (checkpointing a whole body in one piece saves nothing)
+    subs = [c for c in model.children() if isinstance(c, nn.Sequential) and len(c) > 1]
+    return subs or ([model] if isinstance(model, nn.Sequential) else [])
 
 def _checkpointed(model, segments):
     "`model` with each of its `_bodies` checkpointed in `segments` segments (fewer where a body is shorter)"
@@ -679,63 +686,77 @@ _COSTS = {'as is': 'nothing', 'bf16': 'needs bf16 hardware (else fp16 with loss 
           'smaller images': 'lower resolution: accuracy may drop; finish at full size'}
 _RANK = list(_COSTS)
 
-@functools.lru_cache(maxsize=64)
-def _predict_cached(model, input_shape, bs, **kw):
-    "`predict_memory`, remembered while `plan` runs: it asks some questions twice"
-    return predict_memory(model, input_shape, bs, **kw)
+def _predictor(model, input_shape, bs, **common):
+    "`predict_memory` for one plan: `common` arguments fixed, each other question answered once"
+    memo = {}
+    def predict(input_shape=input_shape, **kw):
+        key = (input_shape, tuple(sorted(kw.items(), key=str)))
+        if key not in memo: memo[key] = predict_memory(model, input_shape, bs, **{**common, **kw})
+        return memo[key]
+    return predict
 
-def _fewest_micro_batches(model, input_shape, bs, budget, **kw):
+def _fewest_micro_batches(predict, bs, budget, **kw):
     "The smallest n_acc dividing `bs` whose prediction fits, or None"
     for n in (d for d in range(2, bs + 1) if bs % d == 0):
-        if _predict_cached(model, input_shape, bs, n_acc=n, **kw).peak <= budget: return n
+        if predict(n_acc=n, **kw).peak <= budget: return n
     return None
 
-def _largest_size(model, input_shape, bs, budget, **kw):
+def _largest_size(predict, input_shape, budget):
     "Three quarters or half of the image side (multiples of 8), whichever is larger and fits, or None"
     c, h, w = input_shape
     for side in sorted({max(8, round(min(h, w) * f / 8) * 8) for f in (0.75, 0.5)}, reverse=True):
         try:
-            if _predict_cached(model, (c, side, side), bs, **kw).peak <= budget: return side
+            if predict((c, side, side)).peak <= budget: return side
         except ValueError: return None  # a model of one fixed input size (a ViT) cannot take smaller images
     return None
 
 # %% ../nbs/20_planner.ipynb #4762b382
 def plan(model:nn.Module|str, # the model, or a name for `get_model`
-         input_shape:tuple, # one sample's shape
+         input_shape:tuple, # one sample's shape; None with `batch=`
          budget, # device memory: bytes or e.g. '16GB'
          target_bs:int, # the (effective) batch size you want
          precision:str='fp32', # the run as planned now
-         opt:str='adam', # the optimizer as planned now
+         opt='adam', # the optimizer as planned now: a name, or a fastai `opt_func`
+         **kwargs, # `batch`, `loss_func`, `splitter`, `n_inp`, `device` as in `predict_memory`
         )->pd.DataFrame:
     "Predicted peak of each way to train with batch `target_bs` in `budget`, with its cost"
     budget, name = parse_bytes(budget), model if isinstance(model, str) else type(model).__name__
     if isinstance(model, str): model = _named_model(model)
-    rows = []
+    predict, rows = _predictor(model, input_shape, target_bs, **kwargs), []
     def add(kind, settings, **kw):
-        p = _predict_cached(model, kw.pop('input_shape', input_shape), target_bs,
-                            **{'precision': precision, 'opt': opt, **kw})
+        p = predict(**{'precision': precision, 'opt': opt, **kw})
         rows.append(dict(technique=kind, settings=settings, peak=p.peak, fits=p.peak <= budget, cost=_COSTS[kind]))
-    add('as is', f'bs={target_bs} {precision} {opt}')
+        return p
+    label = add('as is', f'bs={target_bs} {precision} {_opt_name(opt)}').label
     if precision == 'fp32': add('bf16', 'precision=bf16', precision='bf16')
-    if opt == 'adam': add('sgd_mom', 'opt=sgd_mom', opt='sgd_mom')
-    n = _fewest_micro_batches(model, input_shape, target_bs, budget, precision=precision, opt=opt)
+    if _opt_name(opt).lower() == 'adam': add('sgd_mom', 'opt=sgd_mom', opt='sgd_mom')
+    n = _fewest_micro_batches(predict, target_bs, budget, precision=precision, opt=opt)
     if n: add('accumulate', f'n_acc={n} (micro-batch {target_bs // n})', n_acc=n)
-    n = n or 0
     alone = any(r['fits'] for r in rows[1:])  # the combination only when no single lever is enough
     both = precision == 'fp32' and not alone
-    if both and (nb := _fewest_micro_batches(model, input_shape, target_bs, budget, precision='bf16', opt=opt)):
+    if both and (nb := _fewest_micro_batches(predict, target_bs, budget, precision='bf16', opt=opt)):
         add('bf16 + accumulate', f'bf16, n_acc={nb}', precision='bf16', n_acc=nb)
     if _bodies(model): add('checkpoint', 'checkpoint=2 segments per block', checkpoint=2)
-    if len(input_shape) == 3 and (side := _largest_size(model, input_shape, target_bs, budget, precision=precision,
-                                                        opt=opt)):
+    if input_shape is not None and len(input_shape) == 3 and (side := _largest_size(
+            lambda s: predict(s, precision=precision, opt=opt), input_shape, budget)):
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))
-    _predict_cached.cache_clear()  # it holds the model: let it go
     df = pd.DataFrame(rows)
     df['saving'] = 1 - df.peak / df.peak.iloc[0]
     df = df.sort_values(['fits', 'technique'], key=lambda s: s.map(_RANK.index) if s.name == 'technique' else ~s,
                         kind='stable')
-    df.attrs.update(model=name, budget=budget, target_bs=target_bs, label='predicted ' + memory_label('cpu'))
+    df.attrs.update(model=name, budget=budget, target_bs=target_bs, label=label)
     return df.reset_index(drop=True)
+
+# %% ../nbs/20_planner.ipynb #c0da0010
+@patch
+def plan(self:Learner, budget, # device memory: bytes or e.g. '16GB'
+         target_bs:int=None, # the (effective) batch size you want; the training DataLoader's when None
+         **kwargs, # `precision`, `device`, `batch` as in `predict_memory`
+        )->pd.DataFrame:
+    "Predicted peak of each way to train this learner with batch `target_bs` in `budget`, with its cost"
+    kw = _learner_kwargs(self, dict(bs=target_bs, **kwargs))
+    bs, precision, opt = kw.pop('bs'), kw.pop('precision'), kw.pop('opt')
+    return plan(self.model, None, budget, bs, precision, opt, **kw)
 
 # %% ../nbs/20_planner.ipynb #0300ef50
 def plot_plan(df:pd.DataFrame, # the table from `plan`
@@ -751,7 +772,7 @@ def plot_plan(df:pd.DataFrame, # the table from `plan`
     return ax
 
 # %% ../nbs/20_planner.ipynb #1618ff12
-def _plan_text(model, size, bs, budget, precision='fp32', opt='adam')->str:
+def _plan_text(model, size, bs, budget, precision='fp32', opt='adam', device='cuda')->str:
     "The CLI's answer, checked and formatted"
     check_int('size', size)
     shape = (size,) if model == 'lstm_lm' else (3, size, size)
@@ -759,7 +780,7 @@ def _plan_text(model, size, bs, budget, precision='fp32', opt='adam')->str:
         raise ValueError(f"budget: {budget}: add a unit, e.g. {budget}GB or {budget}GiB")
     b = parse_bytes(budget)
     if b <= 0: raise ValueError(f"budget: must be positive, got {budget!r}")
-    df = plan(model, shape, b, bs, precision, opt)
+    df = plan(model, shape, b, bs, precision, opt, device=device)
     verdict = 'fits' if df.set_index('technique').fits['as is'] else 'does NOT fit'
     table = df.assign(peak=df.peak.map(fmt_bytes), saving=df.saving.map('{:.0%}'.format)).to_string(index=False)
     best = df[df.fits & (df.technique != 'as is')].head(1)
@@ -767,8 +788,8 @@ def _plan_text(model, size, bs, budget, precision='fp32', opt='adam')->str:
     if verdict != 'fits' and len(best): advice = f"\nTry first: {best.technique.item()} ({best.settings.item()})."
     return (f"{model} at {shape}, batch {bs}, {precision}, {opt}: peak "
             f"{fmt_bytes(df.peak.iloc[df.technique.tolist().index('as is')])}, "
-            f"{verdict} in {fmt_bytes(b)} ({df.attrs['label']}; CUDA adds its context, workspaces and caching on "
-            f"top)\n\n{table}{advice}")
+            f"{verdict} in {fmt_bytes(b)} ({df.attrs['label']}" + ('; CUDA adds its context, workspaces and caching on top'
+            if device == 'cuda' else '') + f")\n\n{table}{advice}")
 
 @call_parse
 def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
@@ -776,9 +797,10 @@ def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  bs:Param("batch size you want", int)=64,
                  budget:Param("GPU memory, e.g. 16GB or 24GiB", str)='16GB',
                  precision:Param("fp32, bf16 or fp16", str)='fp32',
-                 opt:Param("adam, sgd or sgd_mom", str)='adam'):
+                 opt:Param("adam, sgd or sgd_mom", str)='adam',
+                 device:Param("cuda (CUDA's kernels and allocator, emulated) or cpu", str)='cuda'):
     "Will it fit? Predict a training step's peak memory and rank the ways to make it fit"
-    try: print(_plan_text(model, size, bs, budget, precision, opt))
+    try: print(_plan_text(model, size, bs, budget, precision, opt, device))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
 
 # %% ../nbs/20_planner.ipynb #58d12ef5
