@@ -43,7 +43,8 @@ setuptools.setup(
     packages = setuptools.find_packages(),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements },
+    # optional extras: Hugging Face and timm models in the planner's checks, torch-kitsune in the benchmark
+    extras_require={'dev': dev_requirements, **{k: shlex.split(cfg.get(f'{k}_requirements') or '') for k in ('hf', 'timm', 'bench')}},
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

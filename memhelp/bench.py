@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_benchmarks.ipynb #a73fb281
 from __future__ import annotations
-import gc, json, os, platform, statistics, time
+import gc, importlib.util, json, os, platform, statistics, time
 from contextlib import nullcontext
 from pathlib import Path
 import torch
@@ -29,8 +29,8 @@ except ImportError: find_max_bs = None  # the batching lesson is optional here: 
 
 # %% auto #0
 __all__ = ['TECHNIQUES', 'SETTINGS', 'bench_cnn', 'bench_learner', 'tracker_overhead', 'planner_speed', 'accuracy_grid',
-           'planner_accuracy', 'halving_search', 'max_bs_comparison', 'savings', 'machine_info', 'run_benchmarks',
-           'perf_markdown', 'results_markdown', 'write_results', 'main']
+           'planner_accuracy', 'halving_search', 'max_bs_comparison', 'savings', 'peer_comparison', 'machine_info',
+           'run_benchmarks', 'perf_markdown', 'gpu_markdown', 'results_markdown', 'write_results', 'main']
 
 # %% ../nbs/90_benchmarks.ipynb #db06dd8f
 def _fast_dls(x, y, bs, device='cpu')->DataLoaders:
@@ -280,13 +280,50 @@ def savings(cases:list, # (label, 'measured' or 'predicted', model or name, inpu
                              saving=None if peak is None else 1 - peak / base, note=note))
     return rows
 
+# %% ../nbs/90_benchmarks.ipynb #b0da0002
+def _peer_model(name):
+    "A real model by name: a torchvision one, 'cnn' (`bench_cnn`), 'xresnet18' (fastai's) or 'encoder'"
+    if name == 'cnn': return bench_cnn()
+    if name == 'xresnet18':
+        from fastai.vision.models.xresnet import xresnet18
+        return xresnet18(n_out=10)
+    if name == 'encoder':  # a transformer encoder over (seq_len, 256) embeddings
+        return nn.TransformerEncoder(nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True), 4)
+    return planner.get_model(name, meta=False)
+
+def _kitsune(model, shape, bs)->dict:
+    "torch-kitsune's prediction for a fp32 Adam step: its total, the total without its overhead term, its seconds"
+    from kitsune.predict import predict_memory as kitsune_predict
+    t = time.perf_counter(); k = kitsune_predict(model, shape, bs, optimizer='adam')
+    return dict(kitsune=k.total_bytes, kitsune_s=time.perf_counter() - t, kitsune_raw=k.total_bytes - k.overhead_bytes)
+
+# %% ../nbs/90_benchmarks.ipynb #b0da0003
+def peer_comparison(cases:list, # (model name for `_peer_model`, input_shape, bs)
+                   )->list:
+    "memhelp's and torch-kitsune's predicted peak against the tracked real step (fp32, Adam); [] without kitsune"
+    if importlib.util.find_spec('kitsune') is None: return []  # the `bench` extra is not installed
+    rows = []
+    for name, shape, bs in cases:
+        m = _peer_model(name)
+        t = time.perf_counter(); p = predict_memory(m, shape, bs).peak; secs = time.perf_counter() - t
+        real = measure_memory(m, shape, bs)
+        row = dict(model=name, input_shape=list(shape), bs=bs, measured=real.peak, memhelp=p, memhelp_s=secs,
+                   activation_share=real.activations / real.peak)
+        try: row.update(_kitsune(m, shape, bs))
+        except Exception as e: row['kitsune_failed'] = f'{type(e).__name__}: {e}'[:200]  # its failure is a result
+        for k in ('memhelp', 'kitsune', 'kitsune_raw'):
+            if k in row: row[f'{k}_error'] = row[k] / real.peak - 1
+        rows.append(row); del m, real; gc.collect()
+    return rows
+
 # %% ../nbs/90_benchmarks.ipynb #e9417f33
 SETTINGS = {
     'small': dict(overhead=dict(cases=[('cnn', 32, 32), ('lstm', 16, 32)], n_batches=4, repeats=3),
                   speed=dict(cases=[('resnet18', (3, 64, 64), b) for b in (8, 256)], repeats=2, warm_repeats=3),
                   accuracy=dict(configs=accuracy_grid(False)),
                   max_bs=dict(true_bs=24, max_bs=64),
-                  savings=dict(cases=[('CNN, 64 px, bs 32', 'measured', 'cnn', (3, 64, 64), 32)])),
+                  savings=dict(cases=[('CNN, 64 px, bs 32', 'measured', 'cnn', (3, 64, 64), 32)]),
+                  peers=dict(cases=[('cnn', (3, 64, 64), 32), ('encoder', (64, 256), 8)])),
     'full': dict(overhead=dict(cases=[('cnn', 32, 32), ('lstm', 32, 32), ('cnn', 128, 64)], n_batches=6, repeats=5),
                  speed=dict(cases=[*[('resnet50', (3, 224, 224), b) for b in (1, 16, 64, 256)],
                                    *[('resnet18', (3, 224, 224), b) for b in (16, 256)],
@@ -299,7 +336,12 @@ SETTINGS = {
                                      ('LSTM LM, seq 32, bs 32', 'measured', 'lstm', (32,), 32),
                                      ('ResNet-50, 224 px, bs 256', 'predicted', 'resnet50', (3, 224, 224), 256),
                                      ('LSTM LM (8k vocab, 512 hidden), seq 72, bs 64', 'predicted', 'lstm_lm', (72,),
-                                      64)]))}
+                                      64)]),
+                 peers=dict(cases=[('cnn', (3, 64, 64), 64), ('xresnet18', (3, 64, 64), 32), ('resnet18', (3, 128, 128), 32),
+                                   ('resnet50', (3, 128, 128), 16), ('mobilenet_v3_small', (3, 224, 224), 32),
+                                   ('efficientnet_b0', (3, 128, 128), 16), ('densenet121', (3, 96, 96), 16),
+                                   ('convnext_tiny', (3, 96, 96), 8), ('swin_t', (3, 224, 224), 4),
+                                   ('vit_b_16', (3, 224, 224), 4), ('encoder', (128, 256), 16)]))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
 def _cpu_name()->str:
@@ -327,7 +369,8 @@ def run_benchmarks(full:bool=False, # the full set (`SETTINGS['full']`) instead 
     steps = [('overhead', lambda: tracker_overhead(**s['overhead']) + _cuda_overhead(s['overhead'])),
              ('planner_speed', lambda: planner_speed(**s['speed'])),
              ('accuracy', lambda: planner_accuracy(**s['accuracy'])),
-             ('max_bs', lambda: max_bs_comparison(**s['max_bs'])), ('savings', lambda: savings(**s['savings']))]
+             ('max_bs', lambda: max_bs_comparison(**s['max_bs'])), ('savings', lambda: savings(**s['savings'])),
+             ('peers', lambda: peer_comparison(**s['peers']))]
     torch.set_num_threads(1)  # small models: one thread is faster, and steadier on a busy machine
     try:
         for i, (k, f) in enumerate(steps):
@@ -387,6 +430,20 @@ def _groupby(rows, key)->dict:
     return d
 
 # %% ../nbs/90_benchmarks.ipynb #add45ed5
+def _peer_lines(rows)->list:
+    "(what, target, measured, met) for memhelp and torch-kitsune against the tracked real step"
+    out = []
+    for k, who in (('memhelp', 'memhelp predict_memory'), ('kitsune', 'torch-kitsune predict_memory (with its 15% overhead term)'),
+                   ('kitsune_raw', 'torch-kitsune, without its overhead term')):
+        e = [abs(r[f'{k}_error']) for r in rows if f'{k}_error' in r]
+        if not e: continue
+        s = [r[f"{k.split('_')[0]}_s"] for r in rows if f'{k}_error' in r]
+        out.append((f"{who} vs tracked real step, {len(e)} of {len(rows)} models (median / max error, seconds per "
+                    f"prediction)", '< 5% max' if k == 'memhelp' else '—',
+                    f"{statistics.median(e):.1%} / {max(e):.1%}, {statistics.median(s):.2f} s",
+                    max(e) < 0.05 if k == 'memhelp' else '—'))
+    return out
+
 def _other_lines(res, nbdev_test_s)->list:
     "(what, target, measured, met) for accuracy, the largest-batch search and the whole test run"
     out, acc = [], res.get('accuracy', [])
@@ -409,6 +466,7 @@ def _other_lines(res, nbdev_test_s)->list:
                         f"{r['model']}{' (' + r['note'] + ')' if r['note'] else ''}",
                         '—', f"{fmt_bytes(r['peak'])} ({r['saving']:.0%} less than fp32 + Adam; "
                              f"predicted {memory_label('cpu')})", '—'))
+    out += _peer_lines(res.get('peers', []))
     t = nbdev_test_s if nbdev_test_s is not None else res.get('nbdev_test_s')
     out.append(('Whole `nbdev_test` run (CI)', '< 10 min', 'not given' if t is None else _fmt_s(t),
                 None if t is None else t < 600))
@@ -434,6 +492,30 @@ def perf_markdown(results:dict, # from `run_benchmarks` (or its JSON)
         lines.append(f'| {what} | {target} | {measured} | {_verdict(ok)} |')
     return '\n'.join(lines) + '\n'
 
+# %% ../nbs/90_benchmarks.ipynb #b0da0006
+def gpu_markdown(results:dict|None, # `bench/gpu.json`, from `tools/gpu_check.py`; None when there is none
+                )->str:
+    "The README's GPU lines: `predict_memory(device='cuda')` against CUDA's counters, or that none was measured"
+    if not results: return ("Not measured on a GPU yet: `tools/gpu_check.py` writes `bench/gpu.json` when run on one "
+                            "(run it first whenever a CUDA GPU is available), and this section reads it.")
+    m, rows = results['machine'], [r for r in results.get('predictions', []) if 'error' in r]
+    lines = [f"Measured by `tools/gpu_check.py` on {m.get('gpu')} (compute capability {m.get('capability')}), torch "
+             f"{m['torch']}, CUDA {m.get('cuda')}, {m['when']}: `predict_memory(..., device='cuda')`, made on fake "
+             f"tensors, against `torch.cuda.max_memory_allocated` of the same real step.", '',
+             '| model | bs | precision | predicted | CUDA allocated (peak) | error | CUDA reserved (peak) |',
+             '|---|---|---|---|---|---|---|']
+    lines += [f"| {r['model']} | {r['bs']} | {r['precision']} | {fmt_bytes(r['predicted'])} | {fmt_bytes(r['measured'])} "
+              f"| {r['error']:+.1%} | {fmt_bytes(r['reserved_peak'])} |" for r in rows]
+    for prec, s in results.get('summary', {}).items():
+        lines.append(f"\n{prec}: median |error| {s['median_abs_error']:.1%}, largest {s['max_abs_error']:.1%} ({s['n']} "
+                     f"models).")
+    failed = [f"{r['model']} {r['precision']} ({r['failed']})" for r in results.get('predictions', []) if 'failed' in r]
+    if failed: lines.append('\nNot measured: ' + '; '.join(failed) + '.')
+    if nbs := results.get('notebooks'):
+        lines.append(f"\nNotebooks with `gpu` cells: {sum(r['passed'] for r in nbs)} of {len(nbs)} passed "
+                     f"(`nbdev_test --flags \"{nbs[0]['flags']}\"`).")
+    return '\n'.join(lines) + '\n'
+
 # %% ../nbs/90_benchmarks.ipynb #2e10bbf0
 def _md_table(rows, cols)->list:
     "Markdown table lines of `rows` (dicts), with `cols` as {column: formatter}"
@@ -455,7 +537,11 @@ _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medi
            'max_bs': ('Finding the largest batch',
                       dict(strategy=str, answer=str, answer_fits=str, trials=str, seconds=_f2, true_bs=str, budget=_b)),
            'savings': ('Savings (peak of one training step)',
-                       dict(model=str, kind=str, technique=str, peak=_b, saving='{:.0%}'.format, note=str))}
+                       dict(model=str, kind=str, technique=str, peak=_b, saving='{:.0%}'.format, note=str)),
+           'peers': ('memhelp and torch-kitsune against the tracked real step (fp32, Adam)',
+                     dict(model=str, input_shape=str, bs=str, activation_share='{:.0%}'.format, measured=_b, memhelp=_b,
+                          memhelp_error=_pct, memhelp_s=_f2, kitsune=_b, kitsune_error=_pct, kitsune_raw_error=_pct,
+                          kitsune_s=_f2, kitsune_failed=str))}
 
 # %% ../nbs/90_benchmarks.ipynb #2f9b652a
 def results_markdown(results:dict, # from `run_benchmarks`

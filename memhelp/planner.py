@@ -431,8 +431,9 @@ def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
         grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
         return torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, attn_mask, grad, dropout_p, is_causal,
                                                                        scale=scale)[0]
+    gqa = {'enable_gqa': True} if enable_gqa else {}  # torch < 2.5 has no such argument
     return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, None,
-                                                              scale=scale, enable_gqa=enable_gqa)[0]
+                                                              scale=scale, **gqa)[0]
 
 # %% ../nbs/20_planner.ipynb #c0da0006
 _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch_norm_legit.default,
