@@ -12,7 +12,7 @@ import torch
 from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.learner import Learner, save_model, load_model
-from .core import track_memory, model_memory, fmt_bytes, memory_label, OutOfMemoryError
+from .core import track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError
 
 # %% auto #0
 __all__ = ['MemRecorder']
@@ -38,8 +38,9 @@ class MemRecorder(Callback):
         self.close()  # a fit that raised leaves its trace open: close it first
         self.rows, self._base = [], model_memory(self.learn.model, self.learn.opt)
         self._stack = ExitStack()
+        # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
         self.trace = self._stack.enter_context(track_memory(self.device or self.learn.dls.device, self.budget,
-                                                            in_use=sum(self._base.values())))
+                                                            in_use=state_tensors(self.learn.model, self.learn.opt)))
         self._count = 0
 
     def after_pred(self): self._record('forward')

@@ -4,16 +4,18 @@
 
 # %% ../nbs/00_core.ipynb #61246eb8
 from __future__ import annotations
-import re, gc, weakref, numbers
+import re, gc, sys, traceback, weakref, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+from torch._subclasses.fake_tensor import FakeTensor
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
-           'check_choice', 'round_up', 'MemTrace', 'track_memory', 'model_memory', 'release_memory']
+           'check_choice', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory', 'state_tensors',
+           'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
@@ -114,17 +116,41 @@ def _returns_alias(func)->tuple:
         _alias_cache[func] = tuple(r.alias_info is not None and not fresh for r in func._schema.returns) or (False,)
     return _alias_cache[func]
 
+# Every storage a tracker saw made, while it lives: id(storage) -> [weak reference, bytes, device type, trackers that
+# count it, the session whose block ran out of its budget made it (or None)]. What a failed step leaves referenced (its
+# graph, say) stays on a real device and fills it: that session's later budgets charge it. (Other leftovers are not charged: on a CPU, memhelp cannot tell
+# a GPU's tensors from the host-side caches that a DataLoader or a dataset fills while a block runs.)
+_LIVE = {}
+
+def _session()->int:
+    "The IPython shell running, as a number (0 outside IPython): a kernel, or one notebook under `nbdev_test`"
+    ip = sys.modules.get('IPython')
+    return id(ip.get_ipython()) if ip is not None and ip.get_ipython() is not None else 0
+
+def _freed(key):
+    "A tracked storage was freed: forget it, and tell the trackers that count it"
+    e = _LIVE.pop(key, None)
+    if e is not None:
+        for tr in e[3]: tr._release(key)
+
 class _StorageTracker(TorchDispatchMode):
-    "Counts live bytes of the storages created on `device_type` while active; calls `on_over(current)` past `budget`"
+    "Counts live bytes of the storages created on `device_type` while active; calls `on_over` past `budget`"
     def __init__(self, device_type, budget=None, on_over=None, round_to=1):
         super().__init__()
         self.device_type,self.budget,self.on_over,self.round_to = device_type,budget,on_over,round_to
-        self.nbytes,self.refs = {},{}             # id(storage) -> bytes counted, id(storage) -> weak reference
-        self.current = self.peak = self.window_peak = 0
+        self.nbytes,self.charged = {},{}  # id(storage) -> bytes counted in `current`, or charged as already in use
+        self.current = self.peak = self.window_peak = self.outside = 0  # outside: what `charge` counts against budget
 
     def _release(self, key):
         self.current -= self.nbytes.pop(key, 0)
-        self.refs.pop(key, None)
+        self.outside -= self.charged.pop(key, 0)
+
+    def charge(self, sizes:dict):
+        "Count storages alive before the block against the budget (id -> bytes), until they are freed"
+        for key, n in sizes.items():
+            if key in self.charged or key in self.nbytes: continue
+            self.charged[key] = n; self.outside += n
+            if key in _LIVE: _LIVE[key][3].append(self)
 
     def _seen(self, t, aliased):
         "Count the storage behind output `t`; a view or in-place result recounts an input's only if we made it"
@@ -135,19 +161,26 @@ class _StorageTracker(TorchDispatchMode):
         old = self.nbytes.get(key)
         if old is None:
             if aliased: return
-            self.refs[key] = weakref.ref(st, lambda _, key=key: self._release(key))
+            e = _LIVE.get(key)
+            if e is None:  # shape-only (fake) tensors take no memory of the device: never in use later
+                _LIVE[key] = e = [weakref.ref(st, lambda _, key=key, freed=_freed: freed(key)), 0,
+                                  'fake' if isinstance(t, FakeTensor) else self.device_type, [], None]
+            e[3].append(self)
             old = 0
         n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages in place
         self.current += n - old
-        self.nbytes[key] = n
+        self.nbytes[key] = _LIVE[key][1] = n
 
     def stop(self):
         "Forget every storage, so frees after the block no longer reach this tracker"
-        self.refs.clear(); self.nbytes.clear()
+        for key in [*self.nbytes, *self.charged]:
+            if key in _LIVE: _LIVE[key][3] = [tr for tr in _LIVE[key][3] if tr is not self]
+        self.nbytes.clear(); self.charged.clear()
 
     # This runs for every operator, so it avoids `tree_flatten` for the common outputs: a tensor, or a tuple/list of
     # them
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        before = self.current
         out = func(*args, **(kwargs or {}))
         rets = _alias_cache.get(func) or _returns_alias(func)
         if isinstance(out, torch.Tensor): self._seen(out, rets[0])
@@ -157,9 +190,13 @@ class _StorageTracker(TorchDispatchMode):
                     if isinstance(t, torch.Tensor): self._seen(t, aliased)
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
-        if self.budget is not None and self.current > self.budget:
+        if self.budget is not None and self.current + self.outside > self.budget:
+            current, grew = self.current, self.current - before  # before the failed op's outputs are freed
+            session = _session()
+            for key in self.nbytes:  # what the failed step keeps referenced after the error stays in use
+                if key in _LIVE: _LIVE[key][4] = session
             out = t = None  # drop our references so the failed op's outputs are freed with the error
-            self.on_over(self.current)
+            self.on_over(current, grew, func)
         return out
 
 # %% ../nbs/00_core.ipynb #09532150
@@ -238,20 +275,42 @@ class MemTrace:
         else: self._start -= n  # CUDA counts them already: move the start down instead
         return n
 
-    def _over_budget(self, current):
+    def _over_budget(self, current, grew=None, op=None):
         dev = f'{self.device}' + ('' if self.backend == 'cuda' else ' (tracked tensor bytes)')
-        before = f" + {fmt_bytes(self.in_use)} in use before it" if self.in_use else ''
-        used = f"{fmt_bytes(current)} allocated in this block" + before
+        in_use = self._tracker.outside if self.backend == 'tracked' else self.in_use
+        last = f" (the last allocation, by {op}, took {fmt_bytes(grew)})" if grew else ''
+        before = f" + {fmt_bytes(in_use)} in use before it = {fmt_bytes(current + in_use)}" if in_use else ''
+        used = f"{fmt_bytes(current)} allocated in this block{last}" + before
         raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {used} "
                                f"would exceed the budget of {fmt_bytes(self.budget)} ({self.budget} bytes). "
                                "Use a smaller batch, size or model, or one of the techniques in these notebooks.")
 
 # %% ../nbs/00_core.ipynb #ca92cd41
+def live_tracked_bytes(device_type:str='cpu', # 'cpu', 'cuda', ...
+                       failed:bool=False, # only what blocks that ran out of their budget made (in this IPython shell)
+                      )->int:
+    "Bytes of the tensors memhelp's trackers saw made on `device_type` that are still alive (after collecting garbage)"
+    gc.collect()  # what only reference cycles keep is not in use: a device would get it back the same way
+    session = _session()
+    return sum(e[1] for e in list(_LIVE.values()) if e[2] == device_type and (not failed or e[4] == session))
+
+def _in_use_sizes(device_type, tensors, round_to)->dict:
+    "id(storage) -> bytes in use before a block: what failed blocks left alive, and `tensors`"
+    gc.collect()
+    session = _session()  # another notebook's leftovers (nbdev_test runs several in one process) are not this one's
+    sizes = {k: e[1] for k, e in list(_LIVE.items()) if e[2] == device_type and e[4] == session}
+    for t in tree_flatten(tensors)[0]:
+        if isinstance(t, torch.Tensor) and t.device.type == device_type:
+            for st in _storages(t): sizes.setdefault(id(st), round_up(st.nbytes(), round_to))
+    return sizes
+
 @contextmanager
 def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...; CUDA if available when None
                  budget:int|str|None=None, # emulated limit (bytes or e.g. '512MiB'): past it, `OutOfMemoryError`
                  backend:str|None=None, # 'cuda' or 'tracked'; 'cuda' on CUDA devices, else 'tracked'
-                 in_use:int=0, # bytes already on the device that count against `budget` (e.g. the model's weights)
+                 # already on the device, against `budget`: bytes, or tensors (the model's state), besides what blocks
+                 # that ran out of memory left alive, which is always charged (on CUDA: everything allocated)
+                 in_use:int|list=0,
                  round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA's allocator: 512)
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
@@ -263,21 +322,29 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
         budget = parse_bytes(budget)
         if budget <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget}")
     check_int('round_to', round_to)
-    if in_use < 0: raise ValueError(f"in_use: must be >= 0, got {in_use}")
-    if budget is not None and in_use >= budget:
-        raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(in_use)} already in use "
-                               f"leaves nothing of the budget of {fmt_bytes(budget)} ({budget} bytes).")
+    tensors = [] if isinstance(in_use, numbers.Integral) else in_use
+    in_use = in_use if isinstance(in_use, numbers.Integral) else 0
+    if in_use < 0: raise ValueError(f"in_use: must be >= 0 bytes or a list of tensors, got {in_use}")
     trace = MemTrace(dev, backend, budget, in_use=in_use)
     if backend == 'tracked':
-        mode = trace._tracker = _StorageTracker(dev.type, None if budget is None else budget - in_use,
-                                                trace._over_budget, round_to)
+        mode = trace._tracker = _StorageTracker(dev.type, budget, trace._over_budget, round_to)
+        if budget is not None:
+            mode.outside = in_use
+            mode.charge(_in_use_sizes(dev.type, tensors, round_to))
+            trace.in_use = mode.outside
     else:
         torch.cuda.synchronize(dev)
         _cuda_reset_peak(dev)
         trace._start = trace._peak_abs = trace._window_abs = torch.cuda.memory_allocated(dev)
         trace._rstart = torch.cuda.memory_reserved(dev)
         _cuda_open.append(trace)
-        mode = _CudaBudget(dev, trace._start, budget - in_use, trace._over_budget) if budget is not None else None
+        if budget is not None: trace.in_use = trace._start  # a real device: everything allocated is in use
+        mode = _CudaBudget(dev, trace._start, budget - trace._start, trace._over_budget) if budget is not None else None
+    if budget is not None and trace.in_use >= budget:
+        if backend == 'tracked': mode.stop()
+        else: _cuda_open.remove(trace)
+        raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(trace.in_use)} already in use "
+                               f"leaves nothing of the budget of {fmt_bytes(budget)} ({budget} bytes).")
     try:
         if mode is None: yield trace
         else:
@@ -315,6 +382,13 @@ def _opt_state(opt):
     if state is None: raise ValueError(f"opt: {type(opt).__name__} has no `state`; pass a torch or fastai optimizer")
     return list(state.values())
 
+def state_tensors(model:torch.nn.Module, # the model
+                  opt=None, # its optimizer (torch, fastai `Optimizer` or `OptimWrapper`), or None
+                 )->list:
+    "The tensors of `model`'s state: its parameters, their gradients, and the optimizer's state"
+    params = list(model.parameters())
+    return params + [p.grad for p in params if p.grad is not None] + ([] if opt is None else tree_flatten(_opt_state(opt))[0])
+
 def model_memory(model:torch.nn.Module, # the model whose parameters are counted (shared weights once)
                  opt=None, # its optimizer (torch, fastai `Optimizer` or `OptimWrapper`), for the state
                  round_to:int=1, # count each tensor rounded up to this many bytes (CUDA's caching allocator: 512)
@@ -334,3 +408,66 @@ def release_memory(device=None, # the device whose cache is emptied (CUDA only);
     gc.collect()
     dev = check_device(device)
     if dev.type == 'cuda': torch.cuda.empty_cache()
+
+# %% ../nbs/00_core.ipynb #0c0da003
+def _ipython():
+    "The running IPython shell, or None (IPython is not imported here unless something else already did)"
+    ip = sys.modules.get('IPython')
+    return ip.get_ipython() if ip is not None else None
+
+def _forget_errors():
+    "Clear the frames of the tracebacks Python and IPython keep of past errors, and forget those tracebacks"
+    ip, errs = _ipython(), [getattr(sys, a, None) for a in ('last_value', 'last_exc')]
+    tbs = [getattr(sys, 'last_traceback', None)]
+    if ip is not None:
+        tbs.append(getattr(ip.InteractiveTB, 'tb', None)); ip.InteractiveTB.tb = None
+        res = getattr(ip, 'last_execution_result', None)
+        if res is not None: errs.append(res.error_in_exec); res.error_in_exec = None
+    while errs:  # each error, and the errors it was raised from or during
+        e = errs.pop()
+        if isinstance(e, BaseException) and e.__traceback__ not in tbs:
+            tbs.append(e.__traceback__); errs += [e.__cause__, e.__context__]
+    for tb in tbs:
+        if tb is not None: traceback.clear_frames(tb)  # the frames' locals: the failed step's tensors
+    for a in ('last_type', 'last_value', 'last_traceback', 'last_exc'):
+        if hasattr(sys, a): delattr(sys, a)
+
+# %% ../nbs/00_core.ipynb #0c0da004
+def _in_use(dev)->int:
+    "Bytes in use on `dev`: CUDA's allocated bytes, or what memhelp's trackers saw made and is still alive"
+    return torch.cuda.memory_allocated(dev) if dev.type == 'cuda' else live_tracked_bytes(dev.type)
+
+def recover_memory(learn=None, # a fastai `Learner` whose failed step is cleared too: its batch, predictions, loss, grads
+                   device=None, # the device to report on (and empty the cache of, on CUDA); the default device when None
+                   quiet:bool=False, # print nothing (in a notebook it prints what it freed)
+                  )->int:
+    "Free what keeps a failed step's tensors alive, so the same kernel can train again; returns the bytes freed"
+    dev = check_device(device)
+    before = _in_use(dev)
+    _forget_errors()
+    if learn is not None:
+        learn.pred = learn.loss = learn.loss_grad = None
+        learn.xb, learn.yb = (None,), (None,)  # as fastai leaves them after a `fit` that ends well
+        for p in learn.model.parameters(): p.grad = None
+    release_memory(dev)
+    freed = before - _in_use(dev)
+    if not quiet and _ipython() is not None: print(f"recover_memory: freed {fmt_bytes(freed)} ({memory_label(dev)})")
+    return freed
+
+# %% ../nbs/00_core.ipynb #0c0da006
+@contextmanager
+def oom_guard(learn=None, # a fastai `Learner` to clear too if the block fails (see `recover_memory`)
+              device=None, # the device to report on; the default device when None
+             ):
+    "On an out-of-memory error in the block, free what the failed step holds, then raise a short error holding no tensors"
+    msg = None
+    try: yield
+    except OutOfMemoryError as e:
+        msg = str(e).strip().splitlines()[0]
+        traceback.clear_frames(e.__traceback__)
+    if msg is None: return
+    freed = recover_memory(learn, device, quiet=True)  # out of the `except`: the error and its frames are gone
+    err = OutOfMemoryError(f"{msg}\n(oom_guard freed the {fmt_bytes(freed)} the failed step held: the same kernel can "
+                           f"train again, with a smaller batch or one of memhelp's techniques)")
+    try: raise err from None
+    finally: err.__context__ = None  # the contextmanager is still handling the first error: let it go too

@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_explorer.ipynb #ef3b88de
 from __future__ import annotations
-import time, numbers
+import time, numbers, weakref
 import pandas as pd
 import inspect
 import matplotlib.pyplot as plt
@@ -49,6 +49,11 @@ def _check_value(name, w, v):
     return int(v) if isinstance(w, W.IntSlider) else v
 
 # %% ../nbs/02_explorer.ipynb #51711879
+def _close_widgets(w):
+    "Close widget `w` and every widget inside it"
+    for c in getattr(w, 'children', ()): _close_widgets(c)
+    w.close()
+
 class MemExplorer:
     "Controls and a Run button: each run calls `run(**values)` and plots its memory beside all earlier runs"
     def __init__(self,
@@ -68,9 +73,11 @@ class MemExplorer:
         self.records, self.last = [], None
         self.button = W.Button(description='Run', button_style='primary', icon='play')
         self.status, self.out = W.HTML(), W.Output()
-        self.button.on_click(lambda _: self._click())
+        me = weakref.ref(self)  # ipywidgets keeps every widget alive: a callback holding `self` would keep it too
+        self.button.on_click(lambda _: me() is not None and me()._click())
         self.widget = W.VBox([W.HBox(list(self.controls.values()), layout=W.Layout(flex_flow='row wrap')),
                               W.HBox([self.button, self.status]), self.out])
+        weakref.finalize(self, _close_widgets, self.widget)  # once the explorer is gone, so are its widgets
 
     def _ipython_display_(self): display(self.widget)
 
