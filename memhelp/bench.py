@@ -337,11 +337,11 @@ SETTINGS = {
                                      ('ResNet-50, 224 px, bs 256', 'predicted', 'resnet50', (3, 224, 224), 256),
                                      ('LSTM LM (8k vocab, 512 hidden), seq 72, bs 64', 'predicted', 'lstm_lm', (72,),
                                       64)]),
-                 peers=dict(cases=[('cnn', (3, 64, 64), 64), ('xresnet18', (3, 64, 64), 32), ('resnet18', (3, 128, 128), 32),
+                 peers=dict(cases=[('cnn', (3, 64, 64), 64), ('xresnet18', (3, 64, 64), 128), ('resnet18', (3, 128, 128), 32),
                                    ('resnet50', (3, 128, 128), 16), ('mobilenet_v3_small', (3, 224, 224), 32),
                                    ('efficientnet_b0', (3, 128, 128), 16), ('densenet121', (3, 96, 96), 16),
-                                   ('convnext_tiny', (3, 96, 96), 8), ('swin_t', (3, 224, 224), 4),
-                                   ('vit_b_16', (3, 224, 224), 4), ('encoder', (128, 256), 16)]))}
+                                   ('convnext_tiny', (3, 96, 96), 32), ('swin_t', (3, 224, 224), 8),
+                                   ('vit_b_16', (3, 224, 224), 12), ('encoder', (128, 256), 16)]))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
 def _cpu_name()->str:
