@@ -4,6 +4,8 @@
 
 # %% ../nbs/15_accumulation.ipynb #e8a90e71
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import numbers
 import torch
 from torch import nn
@@ -17,7 +19,7 @@ from .core import parse_bytes
 from .callback import MemRecorder
 
 # %% auto #0
-__all__ = ['accumulation_steps', 'grad_accum', 'run']
+__all__ = ['accumulation_steps', 'grad_accum', 'run', 'split_run']
 
 # %% ../nbs/15_accumulation.ipynb #afa238ab
 def _synthetic_dls(n, bs, n_in=128, seed=0)->DataLoaders:
@@ -99,3 +101,14 @@ def run(micro_bs:int=64, # samples per forward/backward pass
     learn, rec = _acc_learner(micro_bs, eff_bs, n_steps), MemRecorder(budget=budget, n_batches=n_steps)
     with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
     return rec
+
+# %% ../nbs/15_accumulation.ipynb #15da0001
+def split_run(eff_bs:int=512, # samples per optimizer step
+              n_micro:int=4, # micro-batches per step: it must divide `eff_bs`
+              budget=None, # emulated device size, bytes or e.g. '2MiB'
+              n_steps:int=2, # optimizer steps to train
+             )->MemRecorder:
+    "`run` with each step of `eff_bs` samples split into `n_micro` micro-batches: controls that cannot make a bad pair"
+    eff_bs, n_micro = _check_pos_int('eff_bs', eff_bs), _check_pos_int('n_micro', n_micro)
+    if eff_bs % n_micro: raise ValueError(f"n_micro: must divide eff_bs={eff_bs}, got {n_micro}")
+    return run(eff_bs // n_micro, eff_bs, budget, n_steps)

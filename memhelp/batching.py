@@ -4,6 +4,8 @@
 
 # %% ../nbs/12_batching.ipynb #9ee2329f
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import time, numbers, functools
 from collections import namedtuple
 import numpy as np

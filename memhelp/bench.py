@@ -4,6 +4,8 @@
 
 # %% ../nbs/90_benchmarks.ipynb #a73fb281
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import gc, importlib.util, json, os, platform, statistics, time
 from contextlib import nullcontext
 from pathlib import Path
@@ -337,7 +339,8 @@ SETTINGS = {
                                      ('ResNet-50, 224 px, bs 256', 'predicted', 'resnet50', (3, 224, 224), 256),
                                      ('LSTM LM (8k vocab, 512 hidden), seq 72, bs 64', 'predicted', 'lstm_lm', (72,),
                                       64)]),
-                 peers=dict(cases=[('cnn', (3, 64, 64), 64), ('xresnet18', (3, 64, 64), 128), ('resnet18', (3, 128, 128), 32),
+                 peers=dict(cases=[('cnn', (3, 64, 64), 64), ('xresnet18', (3, 64, 64), 128),
+                                   ('resnet18', (3, 128, 128), 32),
                                    ('resnet50', (3, 128, 128), 16), ('mobilenet_v3_small', (3, 224, 224), 32),
                                    ('efficientnet_b0', (3, 128, 128), 16), ('densenet121', (3, 96, 96), 16),
                                    ('convnext_tiny', (3, 96, 96), 32), ('swin_t', (3, 224, 224), 8),
@@ -433,7 +436,8 @@ def _groupby(rows, key)->dict:
 def _peer_lines(rows)->list:
     "(what, target, measured, met) for memhelp and torch-kitsune against the tracked real step"
     out = []
-    for k, who in (('memhelp', 'memhelp predict_memory'), ('kitsune', 'torch-kitsune predict_memory (with its 15% overhead term)'),
+    for k, who in (('memhelp', 'memhelp predict_memory'),
+                   ('kitsune', 'torch-kitsune predict_memory (with its 15% overhead term)'),
                    ('kitsune_raw', 'torch-kitsune, without its overhead term')):
         e = [abs(r[f'{k}_error']) for r in rows if f'{k}_error' in r]
         if not e: continue
@@ -504,10 +508,12 @@ def gpu_markdown(results:dict|None, # `bench/gpu.json`, from `tools/gpu_check.py
              f"tensors, against `torch.cuda.max_memory_allocated` of the same real step.", '',
              '| model | bs | precision | predicted | CUDA allocated (peak) | error | CUDA reserved (peak) |',
              '|---|---|---|---|---|---|---|']
-    lines += [f"| {r['model']} | {r['bs']} | {r['precision']} | {fmt_bytes(r['predicted'])} | {fmt_bytes(r['measured'])} "
+    lines += [f"| {r['model']} | {r['bs']} | {r['precision']} | {fmt_bytes(r['predicted'])} | "
+              f"{fmt_bytes(r['measured'])} "
               f"| {r['error']:+.1%} | {fmt_bytes(r['reserved_peak'])} |" for r in rows]
     for prec, s in results.get('summary', {}).items():
-        lines.append(f"\n{prec}: median |error| {s['median_abs_error']:.1%}, largest {s['max_abs_error']:.1%} ({s['n']} "
+        lines.append(f"\n{prec}: median |error| {s['median_abs_error']:.1%}, "
+                     f"largest {s['max_abs_error']:.1%} ({s['n']} "
                      f"models).")
     failed = [f"{r['model']} {r['precision']} ({r['failed']})" for r in results.get('predictions', []) if 'failed' in r]
     if failed: lines.append('\nNot measured: ' + '; '.join(failed) + '.')

@@ -4,6 +4,8 @@
 
 # %% ../nbs/14_lstm_chunking.ipynb #8beeb945
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from functools import lru_cache
 import pandas as pd
 import torch

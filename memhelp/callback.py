@@ -4,10 +4,13 @@
 
 # %% ../nbs/01_callback.ipynb #3940ba9d
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import io, math
 from contextlib import ExitStack
 import pandas as pd
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import torch
 from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
@@ -112,7 +115,9 @@ def plot(self:MemRecorder, figsize=(11, 3.6), # size of the figure
     for ph, m in zip(_PHASES, 'o^sD'):
         d = df.phase == ph; ax.scatter(x[d], df.bytes[d] / 2**20, marker=m, s=18, label=f'after {ph}', zorder=3)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel('training batch'); ax.set_ylabel(f'{self.label}, MiB'); ax.legend(fontsize=7, ncol=3)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # ticks at batches; the markers within one are its phases
+    ax.set_xlabel('training batch (its phases: the markers after it)'); ax.set_ylabel(f'{self.label}, MiB')
+    ax.legend(fontsize=7, ncol=3)
     ax.set_title(title or f'Memory per phase ({self.label})', fontsize=10)
     top = df.loc[df.peak.idxmax()]
     parts = {k: top[k] for k in ('parameters', 'gradients', 'optimizer')}

@@ -4,6 +4,8 @@
 
 # %% ../nbs/16_checkpointing.ipynb #4a800776
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import time
 from contextlib import contextmanager, nullcontext
 import torch

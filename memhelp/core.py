@@ -4,6 +4,8 @@
 
 # %% ../nbs/00_core.ipynb #61246eb8
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import re, gc, sys, traceback, weakref, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -118,8 +120,8 @@ def _returns_alias(func)->tuple:
 
 # Every storage a tracker saw made, while it lives: id(storage) -> [weak reference, bytes, device type, trackers that
 # count it, the session whose block ran out of its budget made it (or None)]. What a failed step leaves referenced (its
-# graph, say) stays on a real device and fills it: that session's later budgets charge it. (Other leftovers are not charged: on a CPU, memhelp cannot tell
-# a GPU's tensors from the host-side caches that a DataLoader or a dataset fills while a block runs.)
+# graph, say) stays on a real device and fills it: that session's later budgets charge it. (Other leftovers are not
+# charged: on a CPU, memhelp cannot tell a GPU's tensors from the host-side caches a DataLoader or a dataset fills.)
 _LIVE = {}
 
 def _session()->int:
@@ -167,7 +169,7 @@ class _StorageTracker(TorchDispatchMode):
                                   'fake' if isinstance(t, FakeTensor) else self.device_type, [], None]
             e[3].append(self)
             old = 0
-        n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages in place
+        n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages
         self.current += n - old
         self.nbytes[key] = _LIVE[key][1] = n
 
@@ -311,7 +313,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  # already on the device, against `budget`: bytes, or tensors (the model's state), besides what blocks
                  # that ran out of memory left alive, which is always charged (on CUDA: everything allocated)
                  in_use:int|list=0,
-                 round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA's allocator: 512)
+                 round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA: 512)
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
@@ -387,7 +389,8 @@ def state_tensors(model:torch.nn.Module, # the model
                  )->list:
     "The tensors of `model`'s state: its parameters, their gradients, and the optimizer's state"
     params = list(model.parameters())
-    return params + [p.grad for p in params if p.grad is not None] + ([] if opt is None else tree_flatten(_opt_state(opt))[0])
+    state = [] if opt is None else tree_flatten(_opt_state(opt))[0]
+    return params + [p.grad for p in params if p.grad is not None] + state
 
 def model_memory(model:torch.nn.Module, # the model whose parameters are counted (shared weights once)
                  opt=None, # its optimizer (torch, fastai `Optimizer` or `OptimWrapper`), for the state
@@ -437,8 +440,8 @@ def _in_use(dev)->int:
     "Bytes in use on `dev`: CUDA's allocated bytes, or what memhelp's trackers saw made and is still alive"
     return torch.cuda.memory_allocated(dev) if dev.type == 'cuda' else live_tracked_bytes(dev.type)
 
-def recover_memory(learn=None, # a fastai `Learner` whose failed step is cleared too: its batch, predictions, loss, grads
-                   device=None, # the device to report on (and empty the cache of, on CUDA); the default device when None
+def recover_memory(learn=None, # a fastai `Learner` to clear too: its failed batch, predictions, loss, gradients
+                   device=None, # the device to report on (and whose cache to empty, on CUDA); the default when None
                    quiet:bool=False, # print nothing (in a notebook it prints what it freed)
                   )->int:
     "Free what keeps a failed step's tensors alive, so the same kernel can train again; returns the bytes freed"
@@ -459,7 +462,7 @@ def recover_memory(learn=None, # a fastai `Learner` whose failed step is cleared
 def oom_guard(learn=None, # a fastai `Learner` to clear too if the block fails (see `recover_memory`)
               device=None, # the device to report on; the default device when None
              ):
-    "On an out-of-memory error in the block, free what the failed step holds, then raise a short error holding no tensors"
+    "On an out-of-memory error in the block: free what the failed step holds, raise a short error that holds no tensors"
     msg = None
     try: yield
     except OutOfMemoryError as e:

@@ -4,6 +4,8 @@
 
 # %% ../nbs/03_data.ipynb #626925a5
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import os, json, shutil, socket, hashlib
 from collections import Counter
 from pathlib import Path

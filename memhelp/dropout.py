@@ -4,6 +4,8 @@
 
 # %% ../nbs/18_dropout.ipynb #9e454aaf
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import numbers
 import torch
 from torch import nn

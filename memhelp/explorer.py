@@ -4,6 +4,8 @@
 
 # %% ../nbs/02_explorer.ipynb #ef3b88de
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import time, numbers, weakref
 import pandas as pd
 import inspect
@@ -51,8 +53,8 @@ def _check_value(name, w, v):
 # %% ../nbs/02_explorer.ipynb #51711879
 def _close_widgets(w):
     "Close widget `w` and every widget inside it"
-    for c in getattr(w, 'children', ()): _close_widgets(c)
-    w.close()
+    todo = [w]
+    while todo: w = todo.pop(); todo += list(getattr(w, 'children', ())); w.close()
 
 class MemExplorer:
     "Controls and a Run button: each run calls `run(**values)` and plots its memory beside all earlier runs"
@@ -77,7 +79,8 @@ class MemExplorer:
         self.button.on_click(lambda _: me() is not None and me()._click())
         self.widget = W.VBox([W.HBox(list(self.controls.values()), layout=W.Layout(flex_flow='row wrap')),
                               W.HBox([self.button, self.status]), self.out])
-        weakref.finalize(self, _close_widgets, self.widget)  # once the explorer is gone, so are its widgets
+        # once the explorer is gone, so are its widgets (not at exit: nothing is left to show them)
+        weakref.finalize(self, _close_widgets, self.widget).atexit = False
 
     def _ipython_display_(self): display(self.widget)
 
@@ -153,12 +156,13 @@ def plot(self:MemExplorer, ax=None):
 # %% ../nbs/02_explorer.ipynb #7de09842
 @patch
 def table(self:MemExplorer)->pd.DataFrame:
-    "`history` for reading: sizes in words, errors shortened"
+    "`history` for reading: sizes in words, an error's first sentence whole, empty cells empty"
     df = self.history.copy()
     df['peak'] = [fmt_bytes(p) if f else 'did not fit' for p, f in zip(df.peak, df.fits)]
     # pandas may hold None as NaN
-    df['error'] = df.error.map(lambda e: e.split(': ', 1)[-1][:90] if isinstance(e, str) else '')
-    return df.set_index('run')
+    first = lambda s: s if s.endswith('.') else s + '.'  # the first sentence, whole
+    df['error'] = df.error.map(lambda e: first(e.split(': ', 1)[-1].split('. ')[0]) if isinstance(e, str) else '')
+    return df.astype(object).where(df.notna(), '').set_index('run')
 
 @patch
 def show(self:MemExplorer):
@@ -179,14 +183,15 @@ def show(self:MemExplorer):
 @patch
 def _click(self:MemExplorer):
     "What the Run button does"
-    self.button.disabled, self.status.value = True, ' running…'
+    self.button.disabled, self.status.value, refused = True, ' running…', None
     try:
         with self.out:
             clear_output(wait=True)
             try: self.run(); self.show()
             # a bad combination of values
-            except ValueError as e: display(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))
+            except ValueError as e: refused = str(e); display(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))
     finally: self.button.disabled = False
     r = self.records[-1] if self.records else None
     outcome = None if r is None else f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit'
-    self.status.value = '' if r is None else f" run {r['run']}: {outcome}"
+    if refused: self.status.value = f" not run: {refused}"  # not the previous run's figure, as if it were this one's
+    else: self.status.value = '' if r is None else f" run {r['run']}: {outcome}"

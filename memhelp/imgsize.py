@@ -4,6 +4,8 @@
 
 # %% ../nbs/11_image_size.ipynb #ad37cae7
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import time
 import numpy as np
 import pandas as pd

@@ -4,6 +4,8 @@
 
 # %% ../nbs/17_optimizers.ipynb #3f78823f
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from functools import partial
 import torch
 from torch import nn

@@ -4,6 +4,8 @@
 
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import copy, math, re, time, weakref, functools, warnings
 from collections.abc import Mapping
 from contextlib import nullcontext, contextmanager
@@ -27,7 +29,8 @@ from fastai.layers import ToTensorBase
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
-from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice, check_device
+from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice,
+                          check_device)
 
 # %% auto #0
 __all__ = ['tensors_in', 'map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'held_tensors',
@@ -66,7 +69,8 @@ def _autocast(device_type, precision, tensor_device=None):
     "Autocast for `precision` as `device_type` runs it; CUDA's op lists emulated when the tensors are on the CPU"
     dtype = _PRECISIONS[precision]
     if dtype is None: return nullcontext()
-    return _cuda_autocast(dtype) if device_type == 'cuda' and tensor_device == 'cpu' else torch.autocast(device_type, dtype)
+    if device_type == 'cuda' and tensor_device == 'cpu': return _cuda_autocast(dtype)
+    return torch.autocast(device_type, dtype)
 
 def _forward(model, xb):
     "`model(*xb)`, as fastai calls it; a lone dict of inputs is passed as keywords (Hugging Face's convention)"
@@ -88,7 +92,7 @@ def fastai_step(model, opt, xb, precision='fp32',
                 yb:tuple=(), # the targets, passed to the loss after the predictions
                 # called as `loss_func(pred, *yb)`; `None`: the model's own loss or cross-entropy against class 0
                 loss_func=None,
-                amp_device:str=None, # whose autocast op lists to use: the tensors' device when None ('cuda' on CPU tensors)
+                amp_device:str=None, # whose autocast op lists to use: the tensors' device when None, or 'cuda'
                ):
     "One training step as fastai's loop runs it: forward, loss, backward, step, zero_grad, with the loop's references"
     xb = tuple(xb) if isinstance(xb, (tuple, list)) else (xb,)
@@ -360,7 +364,8 @@ _CUDA_AMP = {
     'fp32': 'acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan pow softplus layer_norm '
             'native_layer_norm group_norm frobenius_norm nuclear_norm cosine_similarity poisson_nll_loss '
             'cosine_embedding_loss nll_loss nll_loss2d hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss '
-            'mse_loss margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss multi_margin_loss '
+            'mse_loss margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss '
+            'multi_margin_loss '
             'binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp upsample_nearest1d upsample_nearest2d '
             'upsample_nearest3d upsample_linear1d upsample_bilinear2d upsample_trilinear3d upsample_bicubic2d',
     'fp32_out': 'prod softmax log_softmax cumprod cumsum linalg_vector_norm linalg_matrix_norm sum',  # dtype=float32
@@ -524,7 +529,7 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    # called as `loss_func(pred, *yb)`; None: the model's own loss, or cross-entropy against class 0
                    loss_func=None,
                    splitter=None, # fastai splitter giving `opt` its parameter groups; trainable parameters when None
-                   device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator, emulated)
+                   device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator)
                   )->MemPlan:
     "Predict the peak memory of one training step, without allocating or computing"
     name, model = _prepare(model, checkpoint)
@@ -789,8 +794,9 @@ def _plan_text(model, size, bs, budget, precision='fp32', opt='adam', device='cu
     if verdict != 'fits' and len(best): advice = f"\nTry first: {best.technique.item()} ({best.settings.item()})."
     return (f"{model} at {shape}, batch {bs}, {precision}, {opt}: peak "
             f"{fmt_bytes(df.peak.iloc[df.technique.tolist().index('as is')])}, "
-            f"{verdict} in {fmt_bytes(b)} ({df.attrs['label']}" + ('; CUDA adds its context, workspaces and caching on top'
-            if device == 'cuda' else '') + f")\n\n{table}{advice}")
+            f"{verdict} in {fmt_bytes(b)} ({df.attrs['label']}"
+            + ('; CUDA adds its context, workspaces and caching on top' if device == 'cuda' else '')
+            + f")\n\n{table}{advice}")
 
 @call_parse
 def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),

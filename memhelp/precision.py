@@ -4,6 +4,8 @@
 
 # %% ../nbs/13_mixed_precision.ipynb #dd2a20a6
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from contextlib import ExitStack, contextmanager
 import pandas as pd
 import matplotlib.pyplot as plt

@@ -4,6 +4,8 @@
 
 # %% ../nbs/19_tabular.ipynb #cc439706
 from __future__ import annotations
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import numbers
 from functools import lru_cache
 import numpy as np

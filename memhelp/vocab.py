@@ -4,7 +4,10 @@
 
 # %% ../nbs/10_vocab.ipynb #ec397055
 from __future__ import annotations
-import math, re, tempfile
+import warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
+import math, os, re, sys, tempfile
+from contextlib import contextmanager
 from collections import Counter
 from functools import partial
 import numpy as np
@@ -103,9 +106,18 @@ def _check_max_vocab(v): return check_int('max_vocab', v, lo=_N_SPEC + 1,
                                           why=f" (fastai's {_N_SPEC} special tokens come first)")
 
 # %% ../nbs/10_vocab.ipynb #f0ce40c3
+@contextmanager
+def _no_native_stderr():
+    "Send what C++ code writes to the process's stderr (sentencepiece's trainer log) to the null device meanwhile"
+    sys.stderr.flush(); saved = os.dup(2)
+    try:
+        with open(os.devnull, 'w') as null: os.dup2(null.fileno(), 2); yield
+    finally: os.dup2(saved, 2); os.close(saved)
+
 def _sp_setup(sp, texts):
     "Train sentencepiece model `sp` on `texts`; a vocabulary too small for the corpus's characters is a ValueError"
-    try: sp.setup(texts, rules=_text_defaults.text_proc_rules)
+    try:
+        with _no_native_stderr(): sp.setup(texts, rules=_text_defaults.text_proc_rules)
     except RuntimeError as e:
         if 'smaller than required_chars' not in str(e): raise
         m = re.search(r'(\d+) vs (\d+)', str(e))
