@@ -56,10 +56,11 @@ def _limit(budget, margin)->int|None:
         raise ValueError(f"margin: must be a fraction from 0 to 1 (1 excluded) of the budget to keep free, got "
                          f"{margin!r}")
     if budget is None:
-        if margin == 0: return None
         dev = default_device()
-        if dev.type != 'cuda':
-            raise ValueError(f"margin: needs a budget on {dev.type}, which has no fixed size; pass budget=, e.g. '8GB'")
+        if dev.type != 'cuda':  # nothing runs out there: the search would double the batch size for ever
+            raise ValueError(f"budget: needed on {dev.type}, which has no fixed size to run out of; pass budget=, "
+                             f"e.g. '8GB'")
+        if margin == 0: return None
         budget = torch.cuda.get_device_properties(dev).total_memory
     try: b = parse_bytes(budget)
     except ValueError as e: raise ValueError(f"budget: {e}") from None

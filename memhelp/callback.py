@@ -15,7 +15,8 @@ import torch
 from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.learner import Learner, save_model, load_model
-from .core import track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError
+from .core import (track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError,
+                          check_budget, check_device, check_int)
 
 # %% auto #0
 __all__ = ['MemRecorder']
@@ -32,8 +33,10 @@ class MemRecorder(Callback):
                  # stop `fit` after this many optimizer steps (training batches, or accumulated groups)
                  n_batches:int|None=None,
                 ):
-        if n_batches is not None and (not isinstance(n_batches, int) or n_batches < 1):
+        if n_batches is not None and (not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1):
             raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
+        check_budget(budget)  # a bad budget or device is refused here, not inside `fit`
+        if device is not None: check_device(device)
         self.budget,self.device,self.n_batches,self.rows,self.trace = budget,device,n_batches,[],None
         self._stack = None
 
@@ -143,6 +146,8 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
     "Record memory over `n_batches` training batches, then restore weights and optimizer"
     if not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1:
         raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
+    # the data is cycled to make up the batches: bound it, a profile needs a few
+    check_int('n_batches', n_batches, hi=10_000, why=' (a profile records every phase of every batch)')
     if budget is not None:
         with track_memory('cpu', budget): pass  # checks the budget before anything runs
     if len(self.dls.train) == 0:

@@ -16,8 +16,8 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
-           'check_choice', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory', 'state_tensors',
-           'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'check_budget', 'check_choice', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory',
+           'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
@@ -36,6 +36,7 @@ def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.
     else:
         raise ValueError(f"parse_bytes: cannot read {s!r} as a size; expected a number of bytes or a string like '8GB' "
                          f"or '512MiB'")
+    if n != n or n in (float('inf'), float('-inf')): raise ValueError(f"parse_bytes: a size must be finite, got {s!r}")
     if n < 0: raise ValueError(f"parse_bytes: a size must be >= 0, got {s!r}")
     return int(round(n))
 
@@ -87,6 +88,15 @@ def check_int(name:str, # the argument's name, for the message
         rng = f'from {lo} to {hi}' if hi is not None else f'>= {lo}'
         raise ValueError(f"{name}: must be an integer {rng}{why}, got {v!r}")
     return int(v)
+
+def check_budget(budget, # an emulated device size: bytes, or e.g. '8GB'; None for none
+                )->int|None:
+    "`budget` in bytes (None stays None), or a ValueError naming `budget`: unreadable, not finite, or not positive"
+    if budget is None: return None
+    try: b = parse_bytes(budget)
+    except ValueError as e: raise ValueError(f"budget: {e}") from None
+    if b <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget!r}")
+    return b
 
 def check_choice(name:str, # the argument's name, for the message
                  v, # the value given
