@@ -134,6 +134,7 @@ def run(seq_len:int=32, # tokens per row of a batch
     "Train `lm_learner(seq_len, bs, detach)` for `n_batches` batches and return its `MemRecorder`"
     if budget is not None and parse_bytes(budget) <= 0:
         raise ValueError(f"budget: must be a positive size, got {budget!r}")
+    if not isinstance(detach, bool): raise ValueError(f"detach: must be True or False, got {detach!r}")
     learn = lm_learner(seq_len, bs, detach, device=device)
     n_batches = check_int('n_batches', n_batches, hi=len(learn.dls.train),
                           why=f' (the batches in one epoch at bs={bs}, seq_len={seq_len})')

@@ -121,7 +121,8 @@ def run(size:int=32, # side of the training images
        )->MemRecorder:
     "Train a fresh `small_cnn` for `n_batches` batches of `size`-pixel images; the recorder holds the memory"
     torch.manual_seed(0)
-    model, n_batches = small_cnn(), check_int('n_batches', n_batches)
+    model = small_cnn()
+    n_batches = check_int('n_batches', n_batches, hi=10_000, why=' (epochs are repeated to make them up)')
     dls = get_dls(_check_size('size', size, min_input_size(model)), bs, device=device)
     learn = Learner(dls, model.to(dls.device), lr=1e-2)
     rec = MemRecorder(budget=budget, n_batches=n_batches)

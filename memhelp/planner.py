@@ -30,7 +30,7 @@ from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice,
-                          check_device)
+                          check_device, check_budget)
 
 # %% auto #0
 __all__ = ['tensors_in', 'map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'held_tensors',
@@ -704,7 +704,9 @@ def _predictor(model, input_shape, bs, **common):
 def _fewest_micro_batches(predict, bs, budget, **kw):
     "The smallest n_acc dividing `bs` whose prediction fits, or None"
     for n in (d for d in range(2, bs + 1) if bs % d == 0):
-        if predict(n_acc=n, **kw).peak <= budget: return n
+        try: p = predict(n_acc=n, **kw)
+        except ValueError: continue  # a micro-batch the model cannot take (BatchNorm needs two samples)
+        if p.peak <= budget: return n
     return None
 
 def _largest_size(predict, input_shape, budget):
@@ -726,7 +728,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
          **kwargs, # `batch`, `loss_func`, `splitter`, `n_inp`, `device` as in `predict_memory`
         )->pd.DataFrame:
     "Predicted peak of each way to train with batch `target_bs` in `budget`, with its cost"
-    budget, name = parse_bytes(budget), model if isinstance(model, str) else type(model).__name__
+    budget, name = check_budget(budget), model if isinstance(model, str) else type(model).__name__
     if isinstance(model, str): model = _named_model(model)
     predict, rows = _predictor(model, input_shape, target_bs, **kwargs), []
     def add(kind, settings, **kw):
