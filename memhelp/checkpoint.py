@@ -16,7 +16,7 @@ from fastai.learner import Learner
 from fastai.layers import ConvLayer, Flatten
 from fastai.optimizer import Adam
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import track_memory, memory_label
+from .core import track_memory, memory_label, check_int
 from .callback import MemRecorder
 from .data import get_image_dls
 
@@ -186,6 +186,7 @@ def run(segments:int=3, # segments of the body; 1 = no checkpointing
         path=None, # folder for the generated images; `memhelp.data`'s cache when None
        )->MemRecorder:
     "Train a checkpointed CNN for `n_batches` on generated images and return its `MemRecorder`"
+    check_int('n_blocks', n_blocks, lo=1, hi=64); check_int('width', width, lo=1, hi=512)  # named, not as `segments`
     dls = get_image_dls(size=size, bs=bs, path=path, n_per_class=16, gen_size=64, device='cpu')
     torch.manual_seed(0)
     learn = Learner(dls, _cnn(n_blocks, width, dls.c), loss_func=nn.CrossEntropyLoss(), opt_func=Adam)

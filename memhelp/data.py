@@ -163,7 +163,8 @@ _GEN_VERSION = 1  # bump when the images change, so cached folders are rebuilt
 
 def _image_meta(n_per_class, size, n_classes, seed, size_name='size')->dict:
     "The checked parameters of an image folder, as its manifest records them"
-    n_per_class, size = check_int('n_per_class', n_per_class, lo=2), check_int(size_name, size, lo=32, hi=4096)
+    n_per_class = check_int('n_per_class', n_per_class, lo=2, hi=5000, why=' (each image is a PNG file on disk)')
+    size = check_int(size_name, size, lo=32, hi=4096)
     n_classes = check_int('n_classes', n_classes, lo=2, hi=size // 8 - 2, why=f' for {size}-pixel images')
     return dict(version=_GEN_VERSION, n_per_class=n_per_class, size=size, n_classes=n_classes,
                 seed=check_int('seed', seed, lo=0),

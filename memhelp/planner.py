@@ -660,8 +660,7 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
                    **kwargs, # `precision`, `opt`, `checkpoint`, `n_gpus`, `strategy` as in `predict_memory`
                   )->int:
     "The largest batch size whose predicted peak fits in `budget` (0 if none), from predictions only"
-    budget = parse_bytes(budget)
-    if budget <= 0: raise ValueError(f"budget: must be positive, got {budget}")
+    budget, limit = check_budget(budget), check_int('limit', limit)
     if 'n_acc' in kwargs:
         raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
                          "fewest micro-batches")

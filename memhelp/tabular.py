@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import numbers
+import math, numbers
 from functools import lru_cache
 import numpy as np
 import pandas as pd
@@ -52,6 +52,8 @@ def tabular_pandas(df:pd.DataFrame, # a table from `tabular_df`
                    cont_names:list=None, # continuous columns; `CONT_NAMES` when None
                   )->TabularPandas:
     "`df` processed by `Categorify` and `Normalize` for a regression on `sales`, first 80% for training"
+    for name, v in (('cat_names', cat_names), ('cont_names', cont_names)):
+        if isinstance(v, str): raise ValueError(f"{name}: must be a list of column names, got {v!r} (put it in a list)")
     cats = list(CAT_NAMES if cat_names is None else cat_names)
     conts = list(CONT_NAMES if cont_names is None else cont_names)
     bad = [c for c in cats + conts if c not in df.columns or c == 'sales']
@@ -129,7 +131,7 @@ def select_columns(to:TabularPandas, # the processed table
     "(kept categorical, kept continuous, report): drop redundant, then unimportant columns, by a random forest"
     if isinstance(max_corr, bool) or not isinstance(max_corr, numbers.Real) or not 0 < max_corr <= 1:
         raise ValueError(f"max_corr: must be a number in (0, 1], got {max_corr!r}")
-    if isinstance(min_importance, bool) or not isinstance(min_importance, numbers.Real):
+    if isinstance(min_importance, bool) or not isinstance(min_importance, numbers.Real) or math.isnan(min_importance):
         raise ValueError(f"min_importance: must be a number (a drop in R², e.g. 0.005), got {min_importance!r}")
     red = _redundant(to, max_corr)
     cols = [c for c in to.train.xs.columns if c not in red]

@@ -187,6 +187,11 @@ def open_and_run_all(page, base, token, rel, shots, timeout) -> bool:
     page.locator('.lm-Menu-itemLabel', has_text=re.compile(r'^Run All Cells$')).click()
     t0 = time.time()
     st = wait_run_all(page, timeout, name)
+    if st and st['done'] == 0 and st['busy'] == 0:  # the kernel was not ready for the first Run All: nothing ran
+        log(f'{name}: no cell ran; Run All Cells again')
+        page.locator('.lm-MenuBar-itemLabel', has_text=re.compile(r'^Run$')).click()
+        page.locator('.lm-Menu-itemLabel', has_text=re.compile(r'^Run All Cells$')).click()
+        st = wait_run_all(page, timeout, name)
     log(f'{name}: run all took {time.time() - t0:.0f} s')
     shot(page, shots, f'{name}-1-after-run-all')
     errors = page.evaluate(ERRORS_JS)
