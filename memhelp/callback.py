@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import io, math
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 import pandas as pd
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
@@ -19,7 +19,7 @@ from .core import (track_memory, model_memory, state_tensors, fmt_bytes, memory_
                           check_budget, check_device, check_int)
 
 # %% auto #0
-__all__ = ['MemRecorder']
+__all__ = ['MemRecorder', 'restored_after']
 
 # %% ../nbs/01_callback.ipynb #09b74af8
 _PHASES = ('forward', 'loss', 'backward', 'step')
@@ -138,6 +138,20 @@ class _SkipValid(Callback):
     "Skip validation: profiling measures training"
     def before_validate(self): raise CancelValidException()
 
+@contextmanager
+def restored_after(learn:Learner, # the Learner a block trains
+                  ):
+    "Put `learn`'s weights, optimizer state and gradients back as they were when the block ends (even by an error)"
+    saved, had_opt = io.BytesIO(), learn.opt is not None
+    save_model(saved, learn.model, learn.opt, with_opt=had_opt)
+    no_grad = [p for p in learn.model.parameters() if p.grad is None]
+    try: yield
+    finally:
+        saved.seek(0)
+        load_model(saved, learn.model, learn.opt, with_opt=had_opt, device=learn.dls.device)
+        if not had_opt: learn.opt = None
+        for p in no_grad: p.grad = None  # gradients the run created are freed too
+
 @patch
 def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the data is cycled if it has fewer)
                 budget=None, # emulated memory limit, bytes or e.g. '512MiB'
@@ -153,24 +167,17 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
     if len(self.dls.train) == 0:
         raise ValueError("mem_profile: the training DataLoader yields no batch (is bs larger than the dataset with "
                          "drop_last?)")
-    saved, had_opt = io.BytesIO(), self.opt is not None
-    save_model(saved, self.model, self.opt, with_opt=had_opt)
-    no_grad = [p for p in self.model.parameters() if p.grad is None]
     rec, msg = MemRecorder(budget=budget, n_batches=n_batches), None
     try:
-        with self.no_logging(): self.fit(math.ceil(n_batches / len(self.dls.train)), cbs=[rec, _SkipValid()])
+        with self.no_logging(), restored_after(self):
+            self.fit(math.ceil(n_batches / len(self.dls.train)), cbs=[rec, _SkipValid()])
     except OutOfMemoryError as e:
         last = rec.rows[-1]['phase'] if rec.rows else 'step'
         batch = sum(r['phase'] == 'forward' for r in rec.rows) + (last == 'step')
         nxt = _PHASES[(_PHASES.index(last) + 1) % len(_PHASES)]
         msg = (f"mem_profile stopped at training batch {batch}, phase '{nxt}': {e}"
                f" The {len(rec.rows)} phases recorded before it are in `learn.mem_recorder`.")
-    finally:
-        saved.seek(0)
-        load_model(saved, self.model, self.opt, with_opt=had_opt, device=self.dls.device)
-        if not had_opt: self.opt = None
-        for p in no_grad: p.grad = None  # gradients the run created are freed too
-        self.mem_recorder = rec
+    finally: self.mem_recorder = rec
     # raised here, not in `except`, so the failed run's frames are freed
     if msg is not None: raise OutOfMemoryError(msg)
     if show_plot: rec.plot(title=f'mem_profile: {n_batches} batches ({rec.label})')

@@ -152,9 +152,12 @@ class _StorageTracker(TorchDispatchMode):
         self.device_type,self.budget,self.on_over,self.round_to = device_type,budget,on_over,round_to
         self.nbytes,self.charged = {},{}  # id(storage) -> bytes counted in `current`, or charged as already in use
         self.current = self.peak = self.window_peak = self.outside = 0  # outside: what `charge` counts against budget
+        self.observer = None  # `memhelp.peak`'s attribution: told of every change in `current`, when set
 
     def _release(self, key):
-        self.current -= self.nbytes.pop(key, 0)
+        n = self.nbytes.pop(key, 0)
+        self.current -= n
+        if n and self.observer is not None: self.observer.grew(key, -n, None)
         self.outside -= self.charged.pop(key, 0)
 
     def charge(self, sizes:dict):
@@ -181,6 +184,7 @@ class _StorageTracker(TorchDispatchMode):
             old = 0
         n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages
         self.current += n - old
+        if n != old and self.observer is not None: self.observer.grew(key, n - old, t)
         self.nbytes[key] = _LIVE[key][1] = n
 
     def stop(self):
@@ -200,6 +204,7 @@ class _StorageTracker(TorchDispatchMode):
             for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
                 for t in (o if isinstance(o, (tuple, list)) else tree_flatten(o)[0]):
                     if isinstance(t, torch.Tensor): self._seen(t, aliased)
+        if self.observer is not None: self.observer.op_done(func, self.current)
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
         if self.budget is not None and self.current + self.outside > self.budget:
@@ -324,12 +329,14 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  # that ran out of memory left alive, which is always charged (on CUDA: everything allocated)
                  in_use:int|list=0,
                  round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA: 512)
+                 observer=None, # 'tracked' only: told of every storage change and operator (`memhelp.peak`)
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
     backend = backend or ('cuda' if dev.type == 'cuda' else 'tracked')
     if backend not in ('cuda', 'tracked'): raise ValueError(f"backend: must be 'cuda' or 'tracked', got {backend!r}")
     if backend == 'cuda' and dev.type != 'cuda': raise ValueError(f"backend: 'cuda' needs a CUDA device, got {dev}")
+    if observer is not None and backend != 'tracked': raise ValueError("observer: needs the 'tracked' backend")
     if budget is not None:
         budget = parse_bytes(budget)
         if budget <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget}")
@@ -340,6 +347,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     trace = MemTrace(dev, backend, budget, in_use=in_use)
     if backend == 'tracked':
         mode = trace._tracker = _StorageTracker(dev.type, budget, trace._over_budget, round_to)
+        mode.observer = observer
         if budget is not None:
             mode.outside = in_use
             mode.charge(_in_use_sizes(dev.type, tensors, round_to))
@@ -364,7 +372,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     finally:
         if backend == 'tracked':
             trace._peak, trace.end = mode.peak, mode.current
-            mode.stop()
+            mode.stop(); mode.observer = None
         else:
             torch.cuda.synchronize(dev)
             trace._peak, trace.end = trace.peak, torch.cuda.memory_allocated(dev) - trace._start

@@ -29,23 +29,18 @@ from fastai.layers import ToTensorBase
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
+from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice,
                           check_device, check_budget)
 
 # %% auto #0
-__all__ = ['tensors_in', 'map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'held_tensors',
-           'predict_memory', 'measure_memory', 'largest_batch', 'max_batch_size', 'plan', 'plot_plan', 'memhelp_plan',
-           'PlanWidget']
+__all__ = ['map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory',
+           'largest_batch', 'max_batch_size', 'plan', 'plot_plan', 'memhelp_plan', 'PlanWidget']
 
 # %% ../nbs/20_planner.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
-# results back to the input's tensor subclass, which fake tensors refuse: so these two walk batches themselves
-def tensors_in(x)->list:
-    "The tensors in `x`: a tensor, or tuples, lists and dicts of them, nested (Hugging Face outputs too)"
-    if isinstance(x, torch.Tensor): return [x]
-    if isinstance(x, Mapping): x = list(x.values())
-    return [t for o in x for t in tensors_in(o)] if isinstance(x, (tuple, list)) else []
-
+# results back to the input's tensor subclass, which fake tensors refuse: so this walks batches itself, as
+# `memhelp.peak.tensors_in` does
 def map_tensors(x, f):
     "`x` with each tensor `t` in it replaced by `f(t)`; tuples, lists and dicts keep their structure"
     if isinstance(x, torch.Tensor): return f(x)
@@ -206,23 +201,6 @@ class MemPlan:
         return f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
 
 # %% ../nbs/20_planner.ipynb #a6d0962b
-def _attr_tensors(v, depth=0)->list:
-    "Tensors in attribute value `v`: in containers, and one object deep (a fastai `Hook` keeps its output)"
-    if isinstance(v, (torch.Tensor, Mapping, tuple, list)): return tensors_in(v)
-    if depth == 0 and hasattr(v, '__dict__') and not isinstance(v, (nn.Module, type)):
-        return [t for o in vars(v).values() for t in _attr_tensors(o, 1)]
-    return []
-
-def held_tensors(model:nn.Module)->list:
-    "The tensors `model` holds besides its parameters: buffers, and attributes such as an RNN's hidden state"
-    out, seen = [], set()
-    for m in model.modules():
-        for k, v in vars(m).items():
-            if k in ('_parameters', '_modules'): continue
-            for t in _attr_tensors(v):
-                if not isinstance(t, nn.Parameter) and id(t) not in seen: seen.add(id(t)); out.append(t)
-    return out
-
 def _shadow(model, dev='cpu'):
     "(fake mode, copy of `model`) whose parameters and held tensors have shapes and dtypes but no data"
     mode, memo = FakeTensorMode(), {}
@@ -301,18 +279,23 @@ def _make_batch(batch, bs, dev, known=None):
         with _disable_current_modes(): return known.know(fake, values())  # made outside the fake mode and the tracker
     return map_tensors(batch, one)
 
-def _step_peak(model, opt, batch, bs, n_inp, loss_func, precision, dev, known=None, amp_device=None, round_to=1)->tuple:
-    "(bytes the model holds at the start, tracked peak) of a steady-state `fastai_step` on `batch` resized to `bs`"
+def _step_peak(model, opt, batch, bs, n_inp, loss_func, precision, dev, known=None, amp_device=None, round_to=1,
+               attribute=False)->tuple:
+    "(bytes the model holds at the start, tracked peak, trace) of a steady-state `fastai_step` on `batch` sized `bs`"
     xb, yb = _split_batch(_make_batch(batch, bs, dev, known), n_inp)
     with torch.no_grad(), _autocast(amp_device or dev, precision, dev): pred = _forward(model, xb)
     specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), _loop_pred(pred, precision))]
     del xb, yb, pred
-    with track_memory(dev, round_to=round_to) as tr:
+    # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
+    with (attribute_memory(model, opt, device=dev, round_to=round_to) if attribute else
+          track_memory(dev, round_to=round_to)) as tr:
         held = tr.adopt(held_tensors(model))
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = _split_batch(_make_batch(batch, bs, dev, known), n_inp)
+        if attribute: tr.attribution.mark(tensors_in([xb, yb, previous]), 'batch', '(batch)')
         fastai_step(model, opt, xb, precision, previous, yb, loss_func, amp_device); del xb, yb
-    return held, tr.peak
+    state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if attribute else 0
+    return held, tr.peak - int(state), tr
 
 # %% ../nbs/20_planner.ipynb #243598da
 @contextmanager
@@ -497,10 +480,17 @@ def _checkpointed(model, segments):
 
 # %% ../nbs/20_planner.ipynb #5a679346
 def _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, measured,
-          device='cpu'):
+          device='cpu', trace=None):
     p = MemPlan(name, shape, bs, n_acc, precision, _opt_name(opt), checkpoint, mm['parameters'], mm['gradients'],
                 mm['optimizer'], peak - held, n_gpus, strategy, 0, measured, held, device)
-    return _shard(p, model) if n_gpus > 1 else p
+    p = _shard(p, model) if n_gpus > 1 else p
+    p.trace = trace  # not a field: tables made with `asdict` leave it out
+    return p
+
+def _check_attribute(attribute, n_gpus):
+    if not isinstance(attribute, bool): raise ValueError(f"attribute: must be True or False, got {attribute!r}")
+    if attribute and n_gpus > 1:
+        raise ValueError("attribute: a sharded step's parts per module are not predicted yet; use n_gpus=1")
 
 def _shadow_failed(name, e):
     return ValueError(f"model: {name} could not run on shape-only (fake) tensors: {type(e).__name__}: "
@@ -530,22 +520,23 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    loss_func=None,
                    splitter=None, # fastai splitter giving `opt` its parameter groups; trainable parameters when None
                    device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator)
+                   attribute:bool=False, # also know each module's and kind's part: `MemPlan.at_peak`, `.plot`
                   )->MemPlan:
     "Predict the peak memory of one training step, without allocating or computing"
     name, model = _prepare(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy); _split_batch(batch, n_inp)
-    check_choice('device', device, ('cpu', 'cuda'))
+    check_choice('device', device, ('cpu', 'cuda')); _check_attribute(attribute, n_gpus)
     rnd = 512 if device == 'cuda' else 1  # CUDA's caching allocator counts blocks of 512 bytes
     try:
         mode, shadow, o = _warm_shadow(model, opt, checkpoint, splitter)
         with mode, _KnownValues() as known, _target_kernels(device), _portable_kernels():
-            held, peak = _step_peak(shadow, o, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision, 'cpu',
-                                    known, device, rnd)
+            held, peak, tr = _step_peak(shadow, o, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision,
+                                        'cpu', known, device, rnd, attribute)
             mm = model_memory(shadow, o, round_to=rnd)
     except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
     return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, False,
-                 device)
+                 device, tr if attribute else None)
 
 def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    input_shape:tuple=None, # one sample's shape, as for `predict_memory`; or give `batch`
@@ -556,20 +547,23 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    n_acc:int=1, # gradient accumulation: micro-batches of bs // n_acc
                    *, batch=None, n_inp:int=None, loss_func=None, splitter=None, # as for `predict_memory`
                    device='cpu', # 'cpu' (tracked tensor bytes) or a CUDA device (the allocator's own counters)
+                   attribute:bool=False, # also know each module's and kind's part (tracked, on any device)
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU)"
     name, model = _prepare(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp)
-    dev = check_device(device)
+    dev = check_device(device); _check_attribute(attribute, 1)
     real = _real_copy(model).to(dev)
     if checkpoint: _checkpointed(real, checkpoint)
     with _portable_kernels():
         o = _warm_up(real, opt, splitter)
-        held, peak = _step_peak(real, o, batch, bs // n_acc, n_inp, loss_func, precision, dev.type)
+        held, peak, tr = _step_peak(real, o, batch, bs // n_acc, n_inp, loss_func, precision, dev.type,
+                                    attribute=attribute)
         mm = model_memory(real, o, round_to=512 if dev.type == 'cuda' else 1)
     del real, o
-    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, True, dev.type)
+    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, True, dev.type,
+                 tr if attribute else None)
 
 # %% ../nbs/20_planner.ipynb #abd4fce7
 def _check_gpus(n_gpus, strategy):
@@ -583,6 +577,30 @@ def _shard(p:MemPlan, model)->MemPlan:
     unit = max((sum(q.numel() * q.element_size() for q in c.parameters()) for c in model.children()), default=0)
     return replace(p, parameters=math.ceil(p.parameters / n), gradients=math.ceil(p.gradients / n),
                    optimizer=math.ceil(p.optimizer / n), extra=2 * unit)
+
+# %% ../nbs/20_planner.ipynb #a77b0c02
+def _plan_trace(plan):
+    if getattr(plan, 'trace', None) is None:
+        raise ValueError("plan: made without attribute=True, so it knows no modules or kinds; predict (or measure) "
+                         "again with attribute=True")
+    return plan.trace
+
+@patch
+def at_peak(self:MemPlan)->pd.DataFrame:
+    "What the step holds at its peak, by module and kind (bytes, storages), largest first: it adds up to `peak`"
+    return _plan_trace(self).at_peak()
+
+@patch
+def timeline(self:MemPlan)->pd.DataFrame:
+    "One row per operator of the step: its module and phase, and the bytes alive after it, by kind"
+    return _plan_trace(self).timeline()
+
+@patch
+def plot(self:MemPlan, title:str=None, # the chart's title; the plan's summary when None
+         ax=None): # matplotlib axes to draw in; a new figure when None
+    "Plot the step's timeline: memory by kind, phases shaded, the peak and its top modules named"
+    title = title or f"{self.model} bs={self.bs} {self.precision} {self.opt}"
+    return plot_timeline(self.timeline(), self.at_peak(), self.label, title, ax)
 
 # %% ../nbs/20_planner.ipynb #9c64ddab
 def _learner_precision(learn)->str:
