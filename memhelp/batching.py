@@ -25,7 +25,7 @@ from .callback import MemRecorder
 from .data import get_text_dls
 
 # %% auto #0
-__all__ = ['MaxBS', 'find_max_bs', 'padding_waste', 'run']
+__all__ = ['MaxBS', 'find_max_bs', 'padding_waste', 'load_image_array', 'run']
 
 # %% ../nbs/12_batching.ipynb #4fa54af1
 def _next_bs(lo:int, # the largest batch size that fit so far (0 if none)
@@ -140,6 +140,16 @@ class _TinyTextNet(nn.Module):
         self.emb = nn.Embedding(n_vocab, emb, padding_idx=1)
         self.lin, self.head = nn.Linear(emb, nh), nn.Linear(nh, n_out)
     def forward(self, x): return self.head(F.relu(self.lin(self.emb(x))).amax(1))
+
+# %% ../nbs/12_batching.ipynb #12pa0002
+def load_image_array(path, # an image file
+                     size:int=64, # the side it is resized to
+                     blur:float=0., # radius of a Gaussian blur (more work per image); 0 for none
+                    )->np.ndarray:
+    "One image file decoded, resized to `size` pixels (and blurred): a preprocessing step to run in worker processes"
+    from PIL import Image, ImageFilter
+    img = Image.open(path).convert('RGB').resize((size, size))
+    return np.asarray(img.filter(ImageFilter.GaussianBlur(blur)) if blur else img)
 
 # %% ../nbs/12_batching.ipynb #c83ef211
 @functools.lru_cache(maxsize=2)

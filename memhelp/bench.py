@@ -22,8 +22,10 @@ from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` 
 from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
-from .core import track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label
+from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
+                          check_host_memory)
 from .callback import MemRecorder
+from .peak import attribute_memory
 from . import planner
 from .planner import predict_memory, measure_memory, max_batch_size, LSTMLM
 try: from memhelp.batching import find_max_bs
@@ -55,7 +57,10 @@ def bench_learner(kind:str, # 'cnn' (`bench_cnn` on images) or 'lstm' (`LSTMLM` 
                  )->Learner:
     "A fresh fastai `Learner` on random data, for timing and for memory trials"
     if kind not in ('cnn', 'lstm'): raise ValueError(f"kind: must be 'cnn' or 'lstm', got {kind!r}")
-    torch.manual_seed(0); n = bs * n_batches
+    bs, size, n = check_int('bs', bs), check_int('size', size), bs * check_int('n_batches', n_batches)
+    check_host_memory(n * (3 * size * size * 4 + 8 if kind == 'cnn' else 16 * size), 'bs',
+                      ' (the data: bs × n_batches samples)')
+    torch.manual_seed(0)
     if kind == 'cnn': x, y, model = torch.randn(n, 3, size, size), torch.randint(0, 10, (n,)), bench_cnn()
     else: x = torch.randint(0, 2000, (n, size)); y, model = x.roll(-1, 1), LSTMLM(vocab_sz=2000, emb_sz=64, n_hid=128)
     return Learner(_fast_dls(x, y, bs, device), model, loss_func=CrossEntropyLossFlat(), opt_func=Adam)
@@ -78,7 +83,7 @@ class _OpCount(TorchDispatchMode):
         self.n += 1; return func(*args, **(kwargs or {}))
 
 # %% ../nbs/90_benchmarks.ipynb #e07c7d05
-_MODES = ('none', 'dispatch', 'tracker', 'recorder')
+_MODES = ('none', 'dispatch', 'tracker', 'recorder', 'attributed')
 
 def _sync(device):
     if torch.device(device).type == 'cuda': torch.cuda.synchronize(device)
@@ -87,7 +92,8 @@ def _fit_seconds(learn, n, mode, clock)->float:
     "Seconds per training step of a `fit` of `n` steps, tracked as `mode` says (one of `_MODES`, or 'count')"
     dev = learn.dls.device
     cbs = [_Stop(n)] + ([MemRecorder()] if mode == 'recorder' else [])
-    ctx = {'tracker': lambda: track_memory(dev), 'count': _OpCount, 'dispatch': _OpCount}.get(mode, nullcontext)()
+    ctx = {'tracker': lambda: track_memory(dev), 'count': _OpCount, 'dispatch': _OpCount,
+           'attributed': lambda: attribute_memory(learn.model, device=dev)}.get(mode, nullcontext)()
     _sync(dev); t = clock()
     with learn.no_bar(), learn.no_logging(), ctx as c: learn.fit(1, cbs=cbs)
     _sync(dev)
@@ -133,6 +139,8 @@ def _overhead_row(kind, bs, size, device, t, ops)->dict:
                 ratio_dispatch=_paired_ratio(t['dispatch'], t['none']),
                 ratio_tracker=_paired_ratio(t['tracker'], t['none']),
                 ratio_recorder=_paired_ratio(t['recorder'], t['none']),
+                # what attribution (`memhelp.peak`) adds to the plain tracked step
+                ms_attributed=1e3 * med['attributed'], ratio_attributed=_paired_ratio(t['attributed'], t['tracker']),
                 ops_per_step=round(ops),
                 us_per_op=1e6 * statistics.median(a - b for a, b in zip(t['tracker'], t['none'])) / ops)
 
@@ -405,6 +413,10 @@ def _overhead_lines(res)->list:
         out.append((what, '< 1.3×' if cpu else '< 1.02×',
                     f"{r['ratio_recorder']:.2f}× ({r['ms_none']:.1f} → {r['ms_recorder']:.1f} ms){alone}",
                     r['ratio_recorder'] < (1.3 if cpu else 1.02)))
+        if cpu and 'ratio_attributed' in r:
+            out.append((f"Attribution overhead, {r['model'].upper()} bs {r['bs']} training step (attribute_memory vs "
+                        "track_memory)", '< 1.1×', f"{r['ratio_attributed']:.2f}× ({r['ms_tracker']:.1f} → "
+                        f"{r['ms_attributed']:.1f} ms)", r['ratio_attributed'] < 1.1))
     if not any(r['backend'] == 'cuda' for r in res.get('overhead', [])):
         out.append(('Tracker overhead on CUDA', '< 1.02×', 'no GPU on this machine', None))
     return out
@@ -533,7 +545,8 @@ _f2, _pct, _b = '{:.2f}'.format, '{:+.2%}'.format, fmt_bytes
 _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medians of paired runs)',
                         dict(model=str, bs=str, size=str, device=str, ms_none=_f2, ms_dispatch=_f2, ms_tracker=_f2,
                              ms_recorder=_f2, ratio_dispatch=_f2, ratio_tracker=_f2,
-                             ratio_recorder=_f2, ops_per_step=str, us_per_op=_f2)),
+                             ratio_recorder=_f2, ms_attributed=_f2, ratio_attributed=_f2, ops_per_step=str,
+                             us_per_op=_f2)),
            'planner_speed': ('Planner speed (seconds, median)',
                              dict(model=str, input_shape=str, bs=str, peak=_b, cold_s=_f2, warm_s=_f2,
                                                                      cold_cpu_s=_f2, warm_cpu_s=_f2)),

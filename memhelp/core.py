@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import re, gc, sys, traceback, weakref, numbers
+import re, gc, os, sys, traceback, weakref, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
@@ -16,8 +16,9 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
-           'check_budget', 'check_choice', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory',
-           'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'check_budget', 'check_choice', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace',
+           'live_tracked_bytes', 'track_memory', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory',
+           'oom_guard']
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
@@ -105,6 +106,26 @@ def check_choice(name:str, # the argument's name, for the message
     "`v` if it is one of `choices`, else a ValueError naming `name` and the choices"
     if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
     return v
+
+# %% ../nbs/00_core.ipynb #c0c40002
+def host_memory_available()->int|None:
+    "Bytes of host memory available now: psutil's figure, else Linux's free pages; None where neither is known"
+    try:
+        import psutil  # not a requirement: Jupyter brings it
+        return psutil.virtual_memory().available
+    except ImportError: pass
+    try: return os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    except (ValueError, OSError, AttributeError): return None
+
+def check_host_memory(nbytes:int, # what a call is about to allocate on the host, at least
+                      what:str, # the argument that sets it, for the message, e.g. 'bs'
+                      why:str='', # what the bytes are, appended to the amount
+                     ):
+    "A ValueError naming `what` if `nbytes` is more than the host has available, raised before allocating anything"
+    avail = host_memory_available()
+    if avail is not None and nbytes > avail:
+        raise ValueError(f"{what}: would need at least {fmt_bytes(nbytes)} of host memory{why}, more than the "
+                         f"{fmt_bytes(avail)} this machine has available")
 
 # %% ../nbs/00_core.ipynb #665fc076
 def _storages(x):

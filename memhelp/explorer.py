@@ -13,10 +13,11 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 import ipywidgets as W
 from IPython.display import display, clear_output
+from IPython import get_ipython
 from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label
 
 # %% auto #0
-__all__ = ['MemExplorer']
+__all__ = ['display_in_kernel', 'MemExplorer']
 
 # %% ../nbs/02_explorer.ipynb #47df065e
 def _is_num(v): return isinstance(v, numbers.Real) and not isinstance(v, bool)
@@ -51,6 +52,11 @@ def _check_value(name, w, v):
     return int(v) if isinstance(w, W.IntSlider) else v
 
 # %% ../nbs/02_explorer.ipynb #51711879
+def display_in_kernel(obj):
+    "`display(obj)` where a Jupyter kernel shows it; nothing where none does (as under `nbdev_test`)"
+    # without a kernel IPython prints the object's text instead: widget reprs and `<Figure ...>` lines
+    if getattr(get_ipython(), 'kernel', None) is not None: display(obj)
+
 def _close_widgets(w):
     "Close widget `w` and every widget inside it"
     todo = [w]
@@ -82,7 +88,8 @@ class MemExplorer:
         # once the explorer is gone, so are its widgets (not at exit: nothing is left to show them)
         weakref.finalize(self, _close_widgets, self.widget).atexit = False
 
-    def _ipython_display_(self): display(self.widget)
+    # a mime bundle, not `display`: shown by a kernel, recorded (not printed) by `nbdev_test`
+    def _repr_mimebundle_(self, **kwargs): return self.widget._repr_mimebundle_(**kwargs)
 
     @property
     def values(self)->dict:
@@ -106,8 +113,13 @@ def run(self:MemExplorer, **values):
     secs = time.perf_counter() - start
     if getattr(res, 'learn', None) is not None: res.learn = None  # let the Learner go
     release_memory()
+    largest = {}
+    if getattr(res, 'attribution', None) is not None:  # an attributed trace (`memhelp.peak`): what dominated its peak
+        top = res.at_peak().iloc[0]
+        largest = {'largest at peak': f"{top.module}: {top.kind} ({top.bytes / res.peak:.0%})"}
     self.records.append({'run': len(self.records) + 1, **vals, 'peak': getattr(res, 'peak', None), 'fits': err is None,
-                         'peak_phase': getattr(res, 'peak_phase', None), 'seconds': round(secs, 2), 'error': err})
+                         'peak_phase': getattr(res, 'peak_phase', None), **largest, 'seconds': round(secs, 2),
+                         'error': err})
     self.last = res if err is None else OutOfMemoryError(err)
     return self.last
 
@@ -171,14 +183,15 @@ def show(self:MemExplorer):
     # another
     # thread while a button's callback displays one, and the browser then got a blank chart (tools/browser_test.py
     # caught it)
-    if isinstance(self.last, OutOfMemoryError): display(W.HTML(f"<b style='color:#b00'>Did not fit.</b> {self.last}"))
+    show = display_in_kernel
+    if isinstance(self.last, OutOfMemoryError): show(W.HTML(f"<b style='color:#b00'>Did not fit.</b> {self.last}"))
     elif hasattr(self.last, 'plot'):
-        if 'fig' in inspect.signature(self.last.plot).parameters: display(self.last.plot(fig=Figure(figsize=(11, 3.6))))
+        if 'fig' in inspect.signature(self.last.plot).parameters: show(self.last.plot(fig=Figure(figsize=(11, 3.6))))
         else:
             with plt.ioff(): fig = self.last.plot()
-            display(fig); plt.close(fig)
-    display(self.plot(ax=Figure(figsize=(6.5, 3.6)).subplots()).figure)
-    display(self.table())
+            show(fig); plt.close(fig)
+    show(self.plot(ax=Figure(figsize=(6.5, 3.6)).subplots()).figure)
+    show(self.table())
 
 @patch
 def _click(self:MemExplorer):
@@ -189,7 +202,8 @@ def _click(self:MemExplorer):
             clear_output(wait=True)
             try: self.run(); self.show()
             # a bad combination of values
-            except ValueError as e: refused = str(e); display(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))
+            except ValueError as e:
+                refused = str(e); display_in_kernel(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))
     finally: self.button.disabled = False
     r = self.records[-1] if self.records else None
     outcome = None if r is None else f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit'

@@ -69,8 +69,8 @@ class _Attribution:
         self.preset = None  # (kind, module) of what `MemTrace.adopt` is counting now
         self.outputs = {}  # id -> module outputs' autograd nodes, kept alive until backward: each gets one hook
 
-    def phase(self)->str:
-        if torch._C._current_autograd_node() is not None:
+    def phase(self, _node=torch._C._current_autograd_node)->str:
+        if _node() is not None:
             if not self.after_bwd: self.after_bwd, self.outputs, self.bwd = True, {}, _OUTSIDE
             return 'backward'
         return 'step' if self.after_bwd and not self.stack else 'forward'
@@ -81,18 +81,18 @@ class _Attribution:
 
     def grew(self, key, n, t):
         "The tracker counts `n` more bytes for storage `key` (`t` is None: it was freed)"
-        s = self.serial.get(key)
+        s = self.serial.get(key)  # this runs for every storage made or freed: kept short
         if s is None:
             if n <= 0 or self.done: return
             s = self.serial[key] = len(self.made)
             if self.preset: self.made.append(['start', self.preset[1]]); self.kinds[s] = self.preset[0]
-            else: p = self.phase(); self.made.append([p, self.module(p)])
-        if t is None: del self.serial[key]
+            else: p = self.phase(); self.made.append([p, self.stack[-1] if self.stack else self.module(p)])
+        elif t is None: del self.serial[key]
         self.events.append((len(self.ops), s, n))
 
-    def op_done(self, func, current):
+    def op_done(self, func, current):  # runs for every operator: kept short, the op's name is read at the end
         p = self.phase()
-        self.ops.append((getattr(func, '__name__', str(func)), self.module(p), p))
+        self.ops.append((func, self.stack[-1] if self.stack else self.module(p), p))
 
     def mark(self, tensors, kind, module=None):
         "`tensors` (those the tracker counts) are of `kind` from now on: saved for backward, gradients, a batch"
@@ -163,7 +163,10 @@ def attribute_memory(model:nn.Module, # the model: its modules name what they ma
             for kind, module, ts in _state_kinds(model, opt, batch): att.preset = (kind, module); tr.adopt(ts)
             att.preset, tr.attribution = None, att
             att.ops.append(('(start)', '', 'start'))
-            def pack(t): att.mark([t], 'saved activation'); return t  # sees every tensor autograd saves
+            def pack(t):  # sees every tensor autograd saves
+                s = att.serial.get(id(t.untyped_storage()))
+                if s is not None and s not in att.kinds: att.kinds[s] = 'saved activation'
+                return t
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t): yield tr
             if opt is not None: att.mark([t for _, ts in _opt_params_state(opt) for t in ts], 'optimizer state')
             att.ops.append(('(end)', '', 'end'))  # what was freed after the last operator
@@ -196,7 +199,8 @@ def _live(att)->np.ndarray:
 def timeline(self:MemTrace)->pd.DataFrame:
     "One row per operator of an attributed block: its name, module and phase, and the bytes alive after it, by kind"
     att = _attribution(self)
-    df = pd.DataFrame(att.ops, columns=['op', 'module', 'phase'])
+    df = pd.DataFrame([(getattr(f, '__name__', str(f)), m, p) for f, m, p in att.ops],
+                      columns=['op', 'module', 'phase'])
     live = _live(att)
     for i, k in enumerate(KINDS): df[k] = live[:, i]
     df['total'] = live.sum(1)
@@ -256,9 +260,12 @@ def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPla
 
 @patch
 def plot(self:MemTrace, title:str=None, # the chart's title
-         ax=None): # matplotlib axes to draw in; a new figure when None
+         ax=None, # matplotlib axes to draw in; a new figure when None
+         fig=None, # or an empty figure to draw in (outside pyplot, as `MemExplorer` asks): it is returned
+        ):
     "Plot an attributed block's timeline: memory by kind, phases shaded, the peak and its top modules named"
-    return plot_timeline(self.timeline(), self.at_peak(), self.label, title, ax)
+    ax = plot_timeline(self.timeline(), self.at_peak(), self.label, title, ax if fig is None else fig.subplots())
+    return ax if fig is None else fig
 
 # %% ../nbs/04_peak.ipynb #90469cf7
 class _AttributeBatch(Callback):

@@ -29,9 +29,10 @@ from fastai.layers import ToTensorBase
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
+from .explorer import display_in_kernel
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice,
-                          check_device, check_budget)
+                          check_device, check_budget, check_host_memory)
 
 # %% auto #0
 __all__ = ['map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory',
@@ -554,6 +555,10 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp)
     dev = check_device(device); _check_attribute(attribute, 1)
+    if dev.type == 'cpu':  # on the host: refuse what it cannot hold before copying the model or making the batch
+        row = sum(t[0].numel() * t.element_size() for t in tensors_in(batch) if t.ndim)
+        check_host_memory(bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters()), 'bs',
+                          ' (the batch, and the weights, gradients and Adam state)')
     real = _real_copy(model).to(dev)
     if checkpoint: _checkpointed(real, checkpoint)
     with _portable_kernels():
@@ -853,7 +858,7 @@ class PlanWidget:
         self.widget = W.VBox([W.HBox([self.model, self.precision, self.opt]), self.gpu, W.HBox([self.size, self.bs]),
                               self.status, self.out])
 
-    def _ipython_display_(self): display(self.widget); self.update()
+    def _repr_mimebundle_(self, **kwargs): self.update(); return self.widget._repr_mimebundle_(**kwargs)
 
 # %% ../nbs/20_planner.ipynb #0e8dfcfb
 @patch
@@ -874,5 +879,5 @@ def update(self:PlanWidget)->MemPlan:
         ax.axvline(budget / 2**30, color='k', ls='--', label=f'budget {self.gpu.value}')
         ax.set_yticks([])
         ax.set_xlabel(f'GiB ({p.label})'); ax.legend(fontsize=7, ncol=6, loc='upper center', bbox_to_anchor=(0.5, -0.5))
-        ax.set_xlim(0, 1.1 * max(left, budget / 2**30)); display(ax.figure)
+        ax.set_xlim(0, 1.1 * max(left, budget / 2**30)); display_in_kernel(ax.figure)
     return p

@@ -19,7 +19,7 @@ from fastai.data.block import RegressionBlock
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.inspection import permutation_importance
-from .core import parse_bytes, check_int
+from .core import parse_bytes, check_int, check_host_memory
 from .callback import MemRecorder
 
 # %% auto #0
@@ -35,6 +35,7 @@ def tabular_df(n_rows:int=4000, # rows in the table, at least 100
               )->pd.DataFrame:
     "A sales table: categorical `CAT_NAMES`, continuous `CONT_NAMES` and the target `sales`"
     n, rng = check_int('n_rows', n_rows, 100), np.random.default_rng(check_int('seed', seed, 0))
+    check_host_memory(350 * n, 'n_rows', ' (five text and five number columns per row, about 350 bytes)')
     st, pr, wd, sid, col = (rng.integers(0, k, n) for k in (50, 8, 7, 2000, 200))
     price, age = rng.lognormal(3, 0.5, n), rng.uniform(0, 30, n)
     state_fx, product_fx = rng.normal(0, 1, 50), rng.normal(0, 1, 8)

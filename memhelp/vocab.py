@@ -22,7 +22,7 @@ from fastai.text.data import Numericalize, LMDataLoader, make_vocab
 from fastai.text.models.awdlstm import AWD_LSTM, awd_lstm_lm_config
 from fastai.text.learner import language_model_learner
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
-from .core import check_device, check_int, check_choice
+from .core import check_device, check_int, check_choice, check_host_memory
 from .callback import MemRecorder
 from .data import text_corpus, get_text_dls
 
@@ -207,6 +207,8 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
     num = Numericalize(min_freq=min_freq, max_vocab=max_vocab); num.setup(toks)
     n_tok = sum(len(d) for d in toks)
     seq_len = math.ceil(words * n_tok / n_words)
+    check_host_memory(4 * bs * seq_len * len(num.vocab), 'bs and words',
+                      ' (one batch of logits: bs × seq_len × vocab)')
     dls = _lm_dls(toks, is_valid, num.vocab, bs, seq_len, seed, dev)
     rec = _fit_lm(dls, emb_sz, n_hid, opt, budget, n_batches, seed)
     rec.vocab_stats = dict(tokenizer=tokenizer, vocab_sz=len(num.vocab), seq_len=seq_len, tokens_per_batch=bs * seq_len,
