@@ -15,7 +15,7 @@ from fastai.learner import Learner
 from fastai.optimizer import Adam
 from fastai.callback.training import GradientAccumulation
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
-from .core import parse_bytes, check_host_memory
+from .core import parse_bytes, check_host_memory, check_budget
 from .callback import MemRecorder
 
 # %% auto #0
@@ -98,7 +98,7 @@ def run(micro_bs:int=64, # samples per forward/backward pass
     accumulation_steps(eff_bs, micro_bs)
     n_steps = _check_pos_int('n_steps', n_steps)
     check_host_memory(eff_bs * n_steps * (128 * 4 + 8), 'eff_bs', ' (the data: eff_bs × n_steps rows of 128 floats)')
-    if budget is not None and parse_bytes(budget) == 0: raise ValueError("budget: must be a positive size, got 0")
+    check_budget(budget)
     learn, rec = _acc_learner(micro_bs, eff_bs, n_steps), MemRecorder(budget=budget, n_batches=n_steps)
     with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
     return rec

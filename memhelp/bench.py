@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import gc, importlib.util, json, os, platform, statistics, time
+import gc, importlib, importlib.util, inspect, json, numbers, os, platform, signal, statistics, time
 from contextlib import nullcontext
 from pathlib import Path
 import torch
@@ -23,7 +23,7 @@ from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
 from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
-                          check_host_memory)
+                          check_host_memory, check_device)
 from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
@@ -32,9 +32,10 @@ try: from memhelp.batching import find_max_bs
 except ImportError: find_max_bs = None  # the batching lesson is optional here: its row is then left out
 
 # %% auto #0
-__all__ = ['TECHNIQUES', 'SETTINGS', 'bench_cnn', 'bench_learner', 'tracker_overhead', 'planner_speed', 'accuracy_grid',
-           'planner_accuracy', 'halving_search', 'max_bs_comparison', 'savings', 'peer_comparison', 'machine_info',
-           'run_benchmarks', 'perf_markdown', 'gpu_markdown', 'results_markdown', 'write_results', 'main']
+__all__ = ['TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'bench_cnn', 'bench_learner', 'tracker_overhead', 'planner_speed',
+           'accuracy_grid', 'planner_accuracy', 'halving_search', 'max_bs_comparison', 'savings', 'sweep_samples',
+           'api_sweep', 'peer_comparison', 'machine_info', 'run_benchmarks', 'perf_markdown', 'gpu_markdown',
+           'results_markdown', 'write_results', 'main']
 
 # %% ../nbs/90_benchmarks.ipynb #db06dd8f
 def _fast_dls(x, y, bs, device='cpu')->DataLoaders:
@@ -45,6 +46,7 @@ def _fast_dls(x, y, bs, device='cpu')->DataLoaders:
 
 def bench_cnn(n_out:int=10)->nn.Sequential:
     "A small CNN like fastbook's `simple_cnn`: four stride-2 `ConvLayer`s, pooling, a linear head"
+    n_out = check_int('n_out', n_out, hi=100_000)
     return nn.Sequential(ConvLayer(3, 16, stride=2), ConvLayer(16, 32, stride=2), ConvLayer(32, 64, stride=2),
                          ConvLayer(64, 128, stride=2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, n_out))
 
@@ -58,6 +60,7 @@ def bench_learner(kind:str, # 'cnn' (`bench_cnn` on images) or 'lstm' (`LSTMLM` 
     "A fresh fastai `Learner` on random data, for timing and for memory trials"
     if kind not in ('cnn', 'lstm'): raise ValueError(f"kind: must be 'cnn' or 'lstm', got {kind!r}")
     bs, size, n = check_int('bs', bs), check_int('size', size), bs * check_int('n_batches', n_batches)
+    device = check_device(device)
     check_host_memory(n * (3 * size * size * 4 + 8 if kind == 'cnn' else 16 * size), 'bs',
                       ' (the data: bs × n_batches samples)')
     torch.manual_seed(0)
@@ -117,6 +120,7 @@ def tracker_overhead(cases=(('cnn', 32, 32), ('lstm', 32, 32)), # (kind, bs, siz
                      device='cpu', # 'cpu' (tracked backend, one thread, CPU time) or a CUDA device (wall time)
                     )->list:
     "Median time of a fastai training step: untracked, under a do-nothing mode, in `track_memory`, with `MemRecorder`"
+    check_int('n_batches', n_batches, hi=1000); check_int('repeats', repeats, hi=100)
     cpu, threads, rows = torch.device(device).type == 'cpu', torch.get_num_threads(), []
     clock = time.process_time if cpu else time.perf_counter
     if cpu: torch.set_num_threads(1)
@@ -161,6 +165,7 @@ def planner_speed(cases=(('resnet50', (3, 224, 224), 256),), # (model name, inpu
                   warm_repeats:int=5, # warm calls per case, all cases interleaved in rotating order
                  )->list:
     "Median wall (and CPU) seconds of cold and warm `predict_memory` calls"
+    check_int('repeats', repeats, hi=100); check_int('warm_repeats', warm_repeats, hi=100)
     predict_memory('resnet18', (3, 64, 64), 2)  # one-time setup, not charged to the first case
     call = lambda c: _timed(lambda: predict_memory(*c))
     cold = [[(_clear_planner_caches(), call(c))[1] for _ in range(repeats)] for c in cases]
@@ -307,6 +312,96 @@ def _kitsune(model, shape, bs)->dict:
     t = time.perf_counter(); k = kitsune_predict(model, shape, bs, optimizer='adam')
     return dict(kitsune=k.total_bytes, kitsune_s=time.perf_counter() - t, kitsune_raw=k.total_bytes - k.overhead_bytes)
 
+# %% ../nbs/90_benchmarks.ipynb #90sw0002
+class _SweepTimeout(Exception): pass
+
+def _bad_values(name, default)->list:
+    "Values that are wrong for a parameter of this name and default, whatever the function"
+    if name == 'budget': return ['lots', 0, float('nan'), -5]
+    if name == 'device': return ['gpu', 'cuda:99', 3]
+    if isinstance(default, bool): return ['yes', 2]
+    if isinstance(default, numbers.Integral): return [-1, True, 2.5, '4', 10**13]
+    if isinstance(default, float): return [float('nan'), float('inf'), -1.0, 'x']
+    return []
+
+def _outcome(f, kwargs, param, timeout)->tuple:
+    "(outcome, first line of the message) of `f(**kwargs)`, context managers entered, within `timeout` seconds"
+    signal.alarm(timeout)
+    try:
+        out = f(**kwargs)
+        if hasattr(out, '__enter__') and hasattr(out, '__exit__'):
+            with out: pass
+        return 'accepted', ''
+    except _SweepTimeout: return 'hang', f'over {timeout} s'
+    except ValueError as e:
+        msg = str(e).split('\n')[0][:200]
+        return ('clear' if f'{param}:' in msg else 'other ValueError'), msg
+    except (Exception, SystemExit) as e: return type(e).__name__, str(e).split('\n')[0][:200]
+    finally: signal.alarm(0)
+
+# %% ../nbs/90_benchmarks.ipynb #90sw0003
+SWEEP_MODULES = ('core', 'callback', 'explorer', 'data', 'peak', 'vocab', 'imgsize', 'batching', 'precision', 'bptt',
+                 'accumulate', 'checkpoint', 'optim', 'dropout', 'tabular', 'planner', 'bench')
+_SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
+_SWEEP_BASE = {f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory')}
+
+def sweep_samples()->dict:
+    "Valid values for the required parameters of the public functions, by parameter name (each a maker)"
+    from memhelp.tabular import tabular_df, tabular_pandas
+    small = lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2))
+    to = tabular_pandas(tabular_df(200))
+    return dict(model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
+                input_shape=lambda: (3, 32, 32), x=lambda: (torch.zeros(2),), nbytes=lambda: 10, what=lambda: 'bs',
+                device=lambda: 'cpu', choices=lambda: (1, 2, 3), vocab_sz=lambda: 1000, emb_sz=lambda: 32,
+                numel=lambda: 100, df=lambda: tabular_df(200), to=lambda: to, size=lambda: 32, bs=lambda: 4,
+                kind=lambda: 'cnn', eff_bs=lambda: 64, micro_bs=lambda: 16, segments=lambda: 2,
+                lengths=lambda: [5, 7, 9, 30], obj=lambda: 1)
+
+# %% ../nbs/90_benchmarks.ipynb #90sw0004
+def api_sweep(modules=SWEEP_MODULES, # modules of `memhelp` to sweep
+              timeout:int=20, # seconds a call may take before it counts as a hang
+              samples:dict=None, # valid values of required parameters, by name; `sweep_samples()` when None
+             )->list:
+    "Call every public function with one wrong argument at a time: one row per call, with how it ended"
+    samples, rows = samples or sweep_samples(), []
+    def on_alarm(*_): raise _SweepTimeout()
+    old = signal.signal(signal.SIGALRM, on_alarm)  # main thread only, as notebooks and scripts run
+    try:
+        for m in modules:
+            mod = importlib.import_module(f'memhelp.{m}')
+            for fname in [n for n in getattr(mod, '__all__', []) if n not in _SWEEP_SKIP]:
+                f = getattr(mod, fname)
+                if not inspect.isfunction(f): continue
+                ps = inspect.signature(f).parameters.values()
+                req = [p for p in ps if p.default is inspect.Parameter.empty
+                       and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+                missing = [p.name for p in req if p.name not in samples]
+                if missing:
+                    rows.append(dict(function=f'{m}.{fname}', param='', value='', outcome='not swept',
+                                     message=f'no sample for {missing}')); continue
+                for p in ps:
+                    if p.default is inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD): continue
+                    for v in _bad_values(p.name, p.default):
+                        kw = {**_SWEEP_BASE.get(fname, {}), **{q.name: samples[q.name]() for q in req}, p.name: v}
+                        outcome, msg = _outcome(f, kw, p.name, timeout)
+                        rows.append(dict(function=f'{m}.{fname}', param=p.name, value=repr(v), outcome=outcome,
+                                         message=msg))
+    finally: signal.signal(signal.SIGALRM, old)
+    return rows
+
+# %% ../nbs/90_benchmarks.ipynb #90sw0006
+def _sweep_lines(rows)->list:
+    "(what, target, measured, met) for the whole-API bad-input sweep"
+    if not rows: return []
+    n = {}
+    for r in rows: n[r['outcome']] = n.get(r['outcome'], 0) + 1
+    calls = sum(v for k, v in n.items() if k != 'not swept')
+    other = calls - n.get('clear', 0) - n.get('accepted', 0) - n.get('hang', 0)
+    return [(f"Whole-API bad-input sweep: {calls} calls to public functions, one wrong argument each", 'no hang',
+             f"{n.get('clear', 0)} clear errors naming the argument, {other} other errors, {n.get('accepted', 0)} "
+             f"accepted, {n.get('hang', 0)} hangs; {n.get('not swept', 0)} functions not swept (no sample)",
+             n.get('hang', 0) == 0)]
+
 # %% ../nbs/90_benchmarks.ipynb #b0da0003
 def peer_comparison(cases:list, # (model name for `_peer_model`, input_shape, bs)
                    )->list:
@@ -381,7 +476,7 @@ def run_benchmarks(full:bool=False, # the full set (`SETTINGS['full']`) instead 
              ('planner_speed', lambda: planner_speed(**s['speed'])),
              ('accuracy', lambda: planner_accuracy(**s['accuracy'])),
              ('max_bs', lambda: max_bs_comparison(**s['max_bs'])), ('savings', lambda: savings(**s['savings'])),
-             ('peers', lambda: peer_comparison(**s['peers']))]
+             ('peers', lambda: peer_comparison(**s['peers'])), ('api_sweep', lambda: api_sweep(timeout=20))]
     torch.set_num_threads(1)  # small models: one thread is faster, and steadier on a busy machine
     try:
         for i, (k, f) in enumerate(steps):
@@ -482,7 +577,7 @@ def _other_lines(res, nbdev_test_s)->list:
                         f"{r['model']}{' (' + r['note'] + ')' if r['note'] else ''}",
                         '—', f"{fmt_bytes(r['peak'])} ({r['saving']:.0%} less than fp32 + Adam; "
                              f"predicted {memory_label('cpu')})", '—'))
-    out += _peer_lines(res.get('peers', []))
+    out += _peer_lines(res.get('peers', [])) + _sweep_lines(res.get('api_sweep', []))
     t = nbdev_test_s if nbdev_test_s is not None else res.get('nbdev_test_s')
     out.append(('Whole `nbdev_test` run (CI)', '< 10 min', 'not given' if t is None else _fmt_s(t),
                 None if t is None else t < 600))

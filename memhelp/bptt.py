@@ -18,7 +18,7 @@ from fastai.callback.rnn import ModelResetter
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from fastai.learner import Learner
 from fastai.losses import CrossEntropyLossFlat
-from .core import check_device, check_int, parse_bytes
+from .core import check_device, check_int, parse_bytes, check_budget
 from .callback import MemRecorder
 from .data import get_text_dls
 
@@ -32,7 +32,8 @@ def lm_chunks(n_tokens:int=50, # length of the toy stream: the tokens are 0, 1, 
              )->pd.DataFrame:
     "Which stream positions land in which row of which batch, by running fastai's `LMDataLoader` on `range(n_tokens)`"
     bs, seq_len = check_int('bs', bs), check_int('seq_len', seq_len)
-    n_tokens = check_int('n_tokens', n_tokens, lo=bs + 1, why=' (bs + 1: every row needs a token and its target)')
+    n_tokens = check_int('n_tokens', n_tokens, lo=bs + 1, hi=10**6, why=' (bs + 1: every row needs a token and its '
+                         'target; a toy stream, listed row by row)')
     dl = LMDataLoader([torch.arange(n_tokens)], bs=bs, seq_len=seq_len)
     return pd.DataFrame([dict(batch=j, row=i, first=int(x[i, 0]), last=int(x[i, -1]), n=x.shape[1],
                               target_last=int(y[i, -1]))
@@ -116,6 +117,7 @@ def lm_learner(seq_len:int=32, # tokens per row of a batch
               )->Learner:
     "A fastai `Learner` training a `StatefulLSTM` language model on the `memhelp.data` corpus"
     seq_len, bs = check_int('seq_len', seq_len, hi=2048), check_int('bs', bs, hi=1024)
+    check_int('emb_sz', emb_sz, hi=4096); check_int('n_hidden', n_hidden, hi=4096); check_int('seed', seed, lo=0)
     dev = check_device(device)
     dls, vocab = _lm_dls(bs, seq_len, dev)
     set_seed(seed)
@@ -132,8 +134,7 @@ def run(seq_len:int=32, # tokens per row of a batch
         device=None, # where to train; the default device when None
        )->MemRecorder:
     "Train `lm_learner(seq_len, bs, detach)` for `n_batches` batches and return its `MemRecorder`"
-    if budget is not None and parse_bytes(budget) <= 0:
-        raise ValueError(f"budget: must be a positive size, got {budget!r}")
+    check_budget(budget)
     if not isinstance(detach, bool): raise ValueError(f"detach: must be True or False, got {detach!r}")
     learn = lm_learner(seq_len, bs, detach, device=device)
     n_batches = check_int('n_batches', n_batches, hi=len(learn.dls.train),

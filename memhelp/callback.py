@@ -32,21 +32,31 @@ class MemRecorder(Callback):
                  device=None, # device to measure; the `DataLoaders`' device when None
                  # stop `fit` after this many optimizer steps (training batches, or accumulated groups)
                  n_batches:int|None=None,
+                 # also know what dominates each phase's peak: module and kind (`memhelp.peak`; slower, for profiles)
+                 attribute:bool=False,
                 ):
         if n_batches is not None and (not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1):
             raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
         check_budget(budget)  # a bad budget or device is refused here, not inside `fit`
         if device is not None: check_device(device)
+        if not isinstance(attribute, bool): raise ValueError(f"attribute: must be True or False, got {attribute!r}")
         self.budget,self.device,self.n_batches,self.rows,self.trace = budget,device,n_batches,[],None
+        self.attribute, self._adopted = attribute, 0
         self._stack = None
 
     def before_fit(self):
         self.close()  # a fit that raised leaves its trace open: close it first
         self.rows, self._base = [], model_memory(self.learn.model, self.learn.opt)
-        self._stack = ExitStack()
-        # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
-        self.trace = self._stack.enter_context(track_memory(self.device or self.learn.dls.device, self.budget,
-                                                            in_use=state_tensors(self.learn.model, self.learn.opt)))
+        self._stack, dev = ExitStack(), self.device or self.learn.dls.device
+        if self.attribute:
+            # `memhelp.peak` builds on this module (it restores learners with `restored_after`): imported when asked
+            from memhelp.peak import attribute_memory
+            self.trace = self._stack.enter_context(attribute_memory(self.learn.model, self.learn.opt, device=dev,
+                                                                    budget=self.budget))
+            self._adopted, self._row = self.trace.current, 0  # the state it counts from the start; where a phase began
+        else:  # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
+            self.trace = self._stack.enter_context(track_memory(dev, self.budget,
+                                                                in_use=state_tensors(self.learn.model, self.learn.opt)))
         self._count = 0
 
     def after_pred(self): self._record('forward')
@@ -70,24 +80,28 @@ class MemRecorder(Callback):
         self.__dict__['_learn'] = learner
 
     def _record(self, phase):
-        cur, window_peak = self.trace.mark()
+        cur, window_peak = (v - self._adopted for v in self.trace.mark())
         mm, base = model_memory(self.learn.model, self.learn.opt), sum(self._base.values())
         total = base + cur  # the model's state at the start, plus what training allocated since
-        self.rows.append(dict(epoch=self.learn.epoch, iter=self.learn.iter, phase=phase, bytes=total,
-                              peak=base + window_peak,
-                              **mm, activations=total - sum(mm.values())))
+        row = dict(epoch=self.learn.epoch, iter=self.learn.iter, phase=phase, bytes=total, peak=base + window_peak,
+                   **mm, activations=total - sum(mm.values()))
+        if self.attribute:  # what was largest at this phase's peak
+            from memhelp.peak import peak_top
+            top, self._row = peak_top(self.trace, self._row), len(self.trace.attribution.ops)
+            row['largest'] = f"{top[0]}: {top[1]}" if top else ''
+        self.rows.append(row)
 
 # %% ../nbs/01_callback.ipynb #09797dc7
 @patch(as_prop=True)
 def df(self:MemRecorder)->pd.DataFrame:
     "One row per training batch and phase"
     return pd.DataFrame(self.rows, columns=['epoch', 'iter', 'phase', 'bytes', 'peak', 'parameters', 'gradients',
-                                            'optimizer', 'activations'])
+                                            'optimizer', 'activations', *(['largest'] if self.attribute else [])])
 
 @patch(as_prop=True)
 def peak(self:MemRecorder)->int:
     "Highest memory of the run, in bytes (the model's state at the start plus the trace's peak)"
-    return sum(self._base.values()) + self.trace.peak if self.trace is not None else 0
+    return sum(self._base.values()) + self.trace.peak - self._adopted if self.trace is not None else 0
 
 @patch(as_prop=True)
 def peak_phase(self:MemRecorder)->str|None:
@@ -156,18 +170,18 @@ def restored_after(learn:Learner, # the Learner a block trains
 def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the data is cycled if it has fewer)
                 budget=None, # emulated memory limit, bytes or e.g. '512MiB'
                 show_plot:bool=True, # plot the recording
+                attribute:bool=False, # also know the module and kind at each phase's peak, and plot the timeline
                )->MemRecorder:
     "Record memory over `n_batches` training batches, then restore weights and optimizer"
     if not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1:
         raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
     # the data is cycled to make up the batches: bound it, a profile needs a few
     check_int('n_batches', n_batches, hi=10_000, why=' (a profile records every phase of every batch)')
-    if budget is not None:
-        with track_memory('cpu', budget): pass  # checks the budget before anything runs
+    check_budget(budget)  # before anything runs
     if len(self.dls.train) == 0:
         raise ValueError("mem_profile: the training DataLoader yields no batch (is bs larger than the dataset with "
                          "drop_last?)")
-    rec, msg = MemRecorder(budget=budget, n_batches=n_batches), None
+    rec, msg = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute), None
     try:
         with self.no_logging(), restored_after(self):
             self.fit(math.ceil(n_batches / len(self.dls.train)), cbs=[rec, _SkipValid()])
@@ -181,4 +195,5 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
     # raised here, not in `except`, so the failed run's frames are freed
     if msg is not None: raise OutOfMemoryError(msg)
     if show_plot: rec.plot(title=f'mem_profile: {n_batches} batches ({rec.label})')
+    if show_plot and attribute: rec.trace.plot(title=f'mem_profile: {n_batches} batches, by kind ({rec.label})')
     return rec

@@ -358,10 +358,10 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     if backend not in ('cuda', 'tracked'): raise ValueError(f"backend: must be 'cuda' or 'tracked', got {backend!r}")
     if backend == 'cuda' and dev.type != 'cuda': raise ValueError(f"backend: 'cuda' needs a CUDA device, got {dev}")
     if observer is not None and backend != 'tracked': raise ValueError("observer: needs the 'tracked' backend")
-    if budget is not None:
-        budget = parse_bytes(budget)
-        if budget <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget}")
+    budget = check_budget(budget)
     check_int('round_to', round_to)
+    if isinstance(in_use, bool) or not isinstance(in_use, (numbers.Integral, list, tuple)):
+        raise ValueError(f"in_use: must be a number of bytes or a list of tensors, got {in_use!r}")
     tensors = [] if isinstance(in_use, numbers.Integral) else in_use
     in_use = in_use if isinstance(in_use, numbers.Integral) else 0
     if in_use < 0: raise ValueError(f"in_use: must be >= 0 bytes or a list of tensors, got {in_use}")
@@ -436,7 +436,7 @@ def model_memory(model:torch.nn.Module, # the model whose parameters are counted
                  round_to:int=1, # count each tensor rounded up to this many bytes (CUDA's caching allocator: 512)
                 )->dict:
     "Exact bytes of `model`'s parameters, gradients and optimizer state"
-    params = list(model.parameters())
+    params, round_to = list(model.parameters()), check_int('round_to', round_to)
     res = {'parameters': _tensor_bytes(params, set(), round_to),
            'gradients': _tensor_bytes([p.grad for p in params if p.grad is not None], set(), round_to),
            'optimizer': 0}
@@ -502,7 +502,7 @@ def oom_guard(learn=None, # a fastai `Learner` to clear too if the block fails (
               device=None, # the device to report on; the default device when None
              ):
     "On an out-of-memory error in the block: free what the failed step holds, raise a short error that holds no tensors"
-    msg = None
+    msg, device = None, check_device(device)  # a bad device is refused before the block, not after its failure
     try: yield
     except OutOfMemoryError as e:
         msg = str(e).strip().splitlines()[0]

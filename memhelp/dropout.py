@@ -14,7 +14,7 @@ from fastai.data.core import DataLoaders
 from fastai.learner import Learner
 from fastai.optimizer import SGD
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import track_memory, parse_bytes
+from .core import track_memory, parse_bytes, check_budget
 from .callback import MemRecorder
 
 # %% auto #0
@@ -91,7 +91,7 @@ def run(p:float=0.5, # dropout probability of both dropout layers; 0 leaves them
         raise ValueError(f"bs: must be an integer from 1 to 1024, got {bs!r}")
     if isinstance(n_batches, bool) or not isinstance(n_batches, numbers.Integral) or not 1 <= n_batches <= 8:
         raise ValueError(f"n_batches: must be an integer from 1 to 8, got {n_batches!r}")
-    if budget is not None: parse_bytes(budget)
+    check_budget(budget)
     learn = Learner(_random_dls(bs * n_batches, bs), _mlp(p), loss_func=nn.CrossEntropyLoss(), opt_func=SGD, lr=0.1)
     rec = MemRecorder(budget=budget, n_batches=n_batches)
     with learn.no_bar(), learn.no_logging(): learn.fit(1, cbs=rec)

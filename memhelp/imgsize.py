@@ -62,6 +62,7 @@ def small_cnn(n_out:int=4, # number of classes
               n_in:int=3, # input channels
              )->nn.Sequential:
     "A small CNN for any image size: stride-2 `ConvLayer`s, average pooling, a linear head"
+    n_out, n_in = check_int('n_out', n_out, hi=100_000), check_int('n_in', n_in, hi=4096)
     cs = (n_in, *chans)
     body = [ConvLayer(ni, nf, stride=2) for ni, nf in zip(cs[:-1], cs[1:])]
     return nn.Sequential(*body, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cs[-1], n_out))
@@ -89,6 +90,7 @@ def total_stride(model:nn.Module, # a CNN
                  probe:int=128, # side of the probe image: a multiple of the stride
                 )->int:
     "Input pixels per pixel of the smallest feature map that still grows with the image"
+    n_in, probe = check_int('n_in', n_in, hi=4096), check_int('probe', probe, lo=8, hi=2048)
     small, big = _maps(model, probe, n_in), _maps(model, 2 * probe, n_in)
     sides = [o for (_, _, o), (_, _, o2) in zip(small or [], big or []) if o2 > o]  # not the pooled, fixed-size maps
     if not sides:

@@ -21,7 +21,7 @@ from .core import MemTrace, track_memory, check_device, check_int, check_budget,
 from .callback import restored_after
 
 # %% auto #0
-__all__ = ['KINDS', 'tensors_in', 'held_by_module', 'held_tensors', 'attribute_memory', 'plot_timeline']
+__all__ = ['KINDS', 'tensors_in', 'held_by_module', 'held_tensors', 'attribute_memory', 'peak_top', 'plot_timeline']
 
 # %% ../nbs/04_peak.ipynb #656a791e
 KINDS = ('parameter', 'buffer', 'gradient', 'optimizer state', 'batch', 'saved activation', 'forward temporary',
@@ -206,14 +206,9 @@ def timeline(self:MemTrace)->pd.DataFrame:
     df['total'] = live.sum(1)
     return df
 
-# %% ../nbs/04_peak.ipynb #626d17ad
-@patch
-def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive after it; the (first) peak when None
-           )->pd.DataFrame:
-    "What was alive at the peak, by module and kind (bytes, storages), largest first: the bytes add up to the peak"
-    att = _attribution(self)
-    live = _live(att).sum(1)
-    row = int(live.argmax()) if row is None else check_int('row', row, lo=0, hi=len(live) - 1)
+# %% ../nbs/04_peak.ipynb #6b5f8319
+def _alive_at(att, row)->pd.DataFrame:
+    "What was alive after timeline row `row`, by module and kind (bytes, storages), largest first"
     size = {}
     for r, s, n in att.events:
         if r <= row: size[s] = size.get(s, 0) + n
@@ -221,6 +216,25 @@ def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive
                       columns=['module', 'kind', 'bytes'])
     df = df.groupby(['module', 'kind'], sort=False).bytes.agg(bytes='sum', tensors='count').reset_index()
     return df.sort_values('bytes', ascending=False, kind='stable').reset_index(drop=True)
+
+@patch
+def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive after it; the (first) peak when None
+           )->pd.DataFrame:
+    "What was alive at the peak, by module and kind (bytes, storages), largest first: the bytes add up to the peak"
+    att = _attribution(self)
+    live = _live(att).sum(1)
+    return _alive_at(att, int(live.argmax()) if row is None else check_int('row', row, lo=0, hi=len(live) - 1))
+
+def peak_top(trace:MemTrace, # an attributed trace, running or ended
+             start:int=0, # look only at the timeline from this row on
+            )->tuple|None:
+    "(module, kind, bytes) of the largest entry at the highest point of `trace` from row `start` on; None if none"
+    att = getattr(trace, 'attribution', None)
+    if att is None: raise ValueError("trace: was not made by `attribute_memory`, so it knows no modules or kinds")
+    live = _live(att).sum(1)[start:]
+    if not len(live): return None
+    top = _alive_at(att, start + int(live.argmax()))
+    return tuple(top.iloc[0][['module', 'kind', 'bytes']]) if len(top) else None
 
 # %% ../nbs/04_peak.ipynb #11607e0a
 _PHASE_COLORS = {'forward': '#e3ecf9', 'backward': '#f9e8e1', 'step': '#e6f2e1'}

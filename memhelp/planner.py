@@ -683,7 +683,8 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
                    **kwargs, # `precision`, `opt`, `checkpoint`, `n_gpus`, `strategy` as in `predict_memory`
                   )->int:
     "The largest batch size whose predicted peak fits in `budget` (0 if none), from predictions only"
-    budget, limit = check_budget(budget), check_int('limit', limit)
+    # bisection makes each candidate's integer targets for real: bound it (2**24 samples is 128 MiB of int64 labels)
+    budget, limit = check_budget(budget), check_int('limit', limit, hi=2**24)
     if 'n_acc' in kwargs:
         raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
                          "fewest micro-batches")

@@ -20,7 +20,7 @@ from fastai.learner import Learner
 from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.data.core import DataLoaders
-from .core import check_device
+from .core import check_device, check_int
 from .callback import MemRecorder
 from .data import get_image_dls
 
@@ -32,6 +32,7 @@ def small_cnn(n_out:int=4, # classes
               chs:tuple=(16, 32, 64), # channels of the three `ConvLayer`s (the 2nd and 3rd halve the resolution)
              )->nn.Sequential:
     "A three-layer CNN of fastai `ConvLayer`s with global pooling"
+    n_out = check_int('n_out', n_out, hi=100_000)
     layers = [ConvLayer(ci, co, stride=1 if i == 0 else 2) for i, (ci, co) in enumerate(zip((3, *chs), chs))]
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(chs[-1], n_out))
 
@@ -205,6 +206,8 @@ def digits_dls(bs:int=32, # batch size
                device=None, # where batches go; `memhelp.core.default_device()` when None
               )->DataLoaders:
     "Language-model `DataLoaders` (inputs, next tokens) over the integers written digit by digit"
+    bs, seq_len = check_int('bs', bs), check_int('seq_len', seq_len)
+    n = check_int('n', n, lo=2, hi=10**7, why=' (the corpus is built in Python, digit by digit)')
     s = torch.tensor([10 if c == '.' else int(c) for i in range(1, n) for c in f'{i}.'])
     rows = (len(s) - 1) // seq_len
     items = list(zip(s[:rows * seq_len].view(rows, seq_len), s[1:rows * seq_len + 1].view(rows, seq_len)))

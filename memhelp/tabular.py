@@ -19,7 +19,7 @@ from fastai.data.block import RegressionBlock
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.inspection import permutation_importance
-from .core import parse_bytes, check_int, check_host_memory
+from .core import parse_bytes, check_int, check_host_memory, check_budget
 from .callback import MemRecorder
 
 # %% auto #0
@@ -105,7 +105,7 @@ def run(bs:int=256, # rows per batch, 1 to 3200 (the training rows)
     "Record `n_batches` training batches of a default `tabular_learner` on the generated table; returns the recorder"
     bs, n_batches = check_int('bs', bs, 1, 3200), check_int('n_batches', n_batches, 1, 4)
     if columns not in ('all', 'kept'): raise ValueError(f"columns: must be one of 'all', 'kept', got {columns!r}")
-    if budget is not None: parse_bytes(budget)  # a bad size is refused before anything is built
+    check_budget(budget)  # a bad size is refused before anything is built
     learn, rec = _learner(bs, columns), MemRecorder(budget=budget, n_batches=n_batches)
     with learn.no_bar(), learn.no_logging(): learn.fit(1, cbs=rec)
     return rec
@@ -134,6 +134,7 @@ def select_columns(to:TabularPandas, # the processed table
         raise ValueError(f"max_corr: must be a number in (0, 1], got {max_corr!r}")
     if isinstance(min_importance, bool) or not isinstance(min_importance, numbers.Real) or math.isnan(min_importance):
         raise ValueError(f"min_importance: must be a number (a drop in R², e.g. 0.005), got {min_importance!r}")
+    seed = check_int('seed', seed, lo=0, hi=2**32 - 1)  # scikit-learn's range for `random_state`
     red = _redundant(to, max_corr)
     cols = [c for c in to.train.xs.columns if c not in red]
     rf = _forest(to, cols, seed)

@@ -179,6 +179,7 @@ def _check_run(tokenizer, min_freq, max_vocab, sub_vocab_sz, bs, words, emb_sz, 
     _check_max_vocab(max_vocab); _check_sub_vocab(sub_vocab_sz)
     for name, v in dict(min_freq=min_freq, bs=bs, words=words, emb_sz=emb_sz, n_hid=n_hid, n_batches=n_batches).items():
         check_int(name, v)
+    for name, v in dict(emb_sz=emb_sz, n_hid=n_hid).items(): check_int(name, v, hi=4096, why=' (a layer width)')
     check_int('seed', seed, lo=0)
 
 def _tokens(tokenizer, sub_vocab_sz, source):
