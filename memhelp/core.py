@@ -359,7 +359,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     if backend == 'cuda' and dev.type != 'cuda': raise ValueError(f"backend: 'cuda' needs a CUDA device, got {dev}")
     if observer is not None and backend != 'tracked': raise ValueError("observer: needs the 'tracked' backend")
     budget = check_budget(budget)
-    check_int('round_to', round_to)
+    check_int('round_to', round_to, hi=2**30)
     if isinstance(in_use, bool) or not isinstance(in_use, (numbers.Integral, list, tuple)):
         raise ValueError(f"in_use: must be a number of bytes or a list of tensors, got {in_use!r}")
     tensors = [] if isinstance(in_use, numbers.Integral) else in_use
@@ -436,7 +436,7 @@ def model_memory(model:torch.nn.Module, # the model whose parameters are counted
                  round_to:int=1, # count each tensor rounded up to this many bytes (CUDA's caching allocator: 512)
                 )->dict:
     "Exact bytes of `model`'s parameters, gradients and optimizer state"
-    params, round_to = list(model.parameters()), check_int('round_to', round_to)
+    params, round_to = list(model.parameters()), check_int('round_to', round_to, hi=2**30)
     res = {'parameters': _tensor_bytes(params, set(), round_to),
            'gradients': _tensor_bytes([p.grad for p in params if p.grad is not None], set(), round_to),
            'optimizer': 0}

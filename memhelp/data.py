@@ -134,10 +134,12 @@ def get_text_dls(kind:str='lm', # 'lm' (language model stream) or 'clas' (labell
         raise ValueError(f"bs: must be an integer from 1 to {n} (the training documents) for kind='clas', got {bs}")
     set_seed(seed)
     block = _text_block(kind, vocab, seq_len, min_freq, max_vocab)
-    try: return block.dataloaders(df, bs=bs, seq_len=seq_len, num_workers=0, device=dev)
-    except IndexError:  # fastai's language-model loader, when bs rows of seq_len tokens outgrow a stream
-        raise ValueError(f"bs: {bs} rows of seq_len={seq_len} tokens are more than the corpus's validation stream "
-                         "holds; use a smaller bs or seq_len") from None
+    too_big = (f"bs: {bs} rows of seq_len={seq_len} tokens are more than the corpus's streams hold; use a smaller bs "
+               "or seq_len")
+    try: dls = block.dataloaders(df, bs=bs, seq_len=seq_len, num_workers=0, device=dev)
+    except IndexError: raise ValueError(too_big) from None  # fastai's language-model loader: a row past the stream
+    if kind == 'lm' and len(dls.train) == 0: raise ValueError(too_big)
+    return dls
 
 # %% ../nbs/03_data.ipynb #c91b0ba5
 def _stripe_freqs(size, n_classes)->list:

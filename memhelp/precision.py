@@ -212,6 +212,8 @@ def digits_dls(bs:int=32, # batch size
     rows = (len(s) - 1) // seq_len
     items = list(zip(s[:rows * seq_len].view(rows, seq_len), s[1:rows * seq_len + 1].view(rows, seq_len)))
     cut = rows * 4 // 5
+    if bs > cut:
+        raise ValueError(f"bs: must be at most {cut} (the training rows of {seq_len} tokens for n={n}), got {bs}")
     return DataLoaders.from_dsets(items[:cut], items[cut:], bs=bs, device=check_device(device), num_workers=0)
 
 # %% ../nbs/13_mixed_precision.ipynb #69cb8a75

@@ -132,7 +132,8 @@ def select_columns(to:TabularPandas, # the processed table
     "(kept categorical, kept continuous, report): drop redundant, then unimportant columns, by a random forest"
     if isinstance(max_corr, bool) or not isinstance(max_corr, numbers.Real) or not 0 < max_corr <= 1:
         raise ValueError(f"max_corr: must be a number in (0, 1], got {max_corr!r}")
-    if isinstance(min_importance, bool) or not isinstance(min_importance, numbers.Real) or math.isnan(min_importance):
+    if (isinstance(min_importance, bool) or not isinstance(min_importance, numbers.Real)
+            or not math.isfinite(min_importance)):
         raise ValueError(f"min_importance: must be a number (a drop in R², e.g. 0.005), got {min_importance!r}")
     seed = check_int('seed', seed, lo=0, hi=2**32 - 1)  # scikit-learn's range for `random_state`
     red = _redundant(to, max_corr)
