@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import time, numbers, functools
+import time, math, numbers, functools
 from collections import namedtuple
 import numpy as np
 import pandas as pd
@@ -149,6 +149,9 @@ def load_image_array(path, # an image file
                     )->np.ndarray:
     "One image file decoded, resized to `size` pixels (and blurred): a preprocessing step to run in worker processes"
     from PIL import Image, ImageFilter
+    size = check_int('size', size, hi=8192)
+    if isinstance(blur, bool) or not isinstance(blur, numbers.Real) or not 0 <= blur < math.inf:
+        raise ValueError(f"blur: must be a radius >= 0 in pixels, got {blur!r}")
     img = Image.open(path).convert('RGB').resize((size, size))
     return np.asarray(img.filter(ImageFilter.GaussianBlur(blur)) if blur else img)
 

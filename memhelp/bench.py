@@ -120,7 +120,7 @@ def tracker_overhead(cases=(('cnn', 32, 32), ('lstm', 32, 32)), # (kind, bs, siz
                      device='cpu', # 'cpu' (tracked backend, one thread, CPU time) or a CUDA device (wall time)
                     )->list:
     "Median time of a fastai training step: untracked, under a do-nothing mode, in `track_memory`, with `MemRecorder`"
-    check_int('n_batches', n_batches, hi=1000); check_int('repeats', repeats, hi=100)
+    check_int('n_batches', n_batches, hi=1000); check_int('repeats', repeats, hi=100); device = check_device(device)
     cpu, threads, rows = torch.device(device).type == 'cpu', torch.get_num_threads(), []
     clock = time.process_time if cpu else time.perf_counter
     if cpu: torch.set_num_threads(1)
@@ -345,17 +345,34 @@ SWEEP_MODULES = ('core', 'callback', 'explorer', 'data', 'peak', 'vocab', 'imgsi
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 _SWEEP_BASE = {f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory')}
 
+def _sample_trace():
+    "A small attributed training step"
+    m = nn.Linear(4, 2)
+    with attribute_memory(m) as tr: m(torch.randn(3, 4)).sum().backward()
+    return tr
+
 def sweep_samples()->dict:
     "Valid values for the required parameters of the public functions, by parameter name (each a maker)"
     from memhelp.tabular import tabular_df, tabular_pandas
+    from memhelp.data import make_image_folder
     small = lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2))
-    to = tabular_pandas(tabular_df(200))
+    to, learn = tabular_pandas(tabular_df(200)), lambda: bench_learner('cnn', 4, 32, 2)
+    rec = lambda: learn().mem_profile(2, show_plot=False)
     return dict(model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
                 input_shape=lambda: (3, 32, 32), x=lambda: (torch.zeros(2),), nbytes=lambda: 10, what=lambda: 'bs',
                 device=lambda: 'cpu', choices=lambda: (1, 2, 3), vocab_sz=lambda: 1000, emb_sz=lambda: 32,
                 numel=lambda: 100, df=lambda: tabular_df(200), to=lambda: to, size=lambda: 32, bs=lambda: 4,
                 kind=lambda: 'cnn', eff_bs=lambda: 64, micro_bs=lambda: 16, segments=lambda: 2,
-                lengths=lambda: [5, 7, 9, 30], obj=lambda: 1)
+                lengths=lambda: [5, 7, 9, 30], obj=lambda: 1, learn=learn, sizes=lambda: [32, 48],
+                trace=_sample_trace, tl=lambda: _sample_trace().timeline(), top=lambda: _sample_trace().at_peak(),
+                label=lambda: 'tracked tensor bytes (CPU)',
+                make_learner=lambda: lambda bs: bench_learner('cnn', bs, 32, 2),
+                path=lambda: next(iter(sorted(make_image_folder().rglob('*.png')))), rec=rec,
+                recs=lambda: {'fp32': rec()},
+                h=lambda: (torch.zeros(1, 2, 3), torch.zeros(1, 2, 3)), t=lambda: torch.ones(2, requires_grad=True) * 2,
+                body=lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4)), layer=lambda: nn.Dropout(0.5),
+                f=lambda: (lambda t: t), opt=lambda: torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1),
+                xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8)
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0004
 def api_sweep(modules=SWEEP_MODULES, # modules of `memhelp` to sweep

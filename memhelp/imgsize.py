@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import time
+import time, math, numbers
 import numpy as np
 import pandas as pd
 import torch
@@ -138,10 +138,12 @@ def _check_stages(learn, sizes, epochs):
         raise ValueError(f"sizes: must be a non-empty list of image sides, one per stage, got {sizes!r}")
     lo = min_input_size(learn.model)
     sizes = [_check_size('sizes', s, lo) for s in sizes]
-    epochs = [epochs] * len(sizes) if isinstance(epochs, (int, np.integer)) else list(epochs)
+    if not isinstance(epochs, (numbers.Integral, list, tuple)):
+        raise ValueError(f"epochs: give one number, or one per size ({len(sizes)}), got {epochs!r}")
+    epochs = [epochs] * len(sizes) if isinstance(epochs, numbers.Integral) else list(epochs)
     if len(epochs) != len(sizes):
         raise ValueError(f"epochs: give one number, or one per size ({len(sizes)}), got {len(epochs)}")
-    return sizes, [check_int('epochs', e) for e in epochs]
+    return sizes, [check_int('epochs', e, hi=1000) for e in epochs]
 
 # %% ../nbs/11_image_size.ipynb #015bad17
 def _stage_metrics(learn)->dict:
@@ -158,7 +160,7 @@ def progressive_resize(learn:Learner, # a Learner whose model takes any size fro
                       )->pd.DataFrame:
     "Train `learn` at each size in turn, swapping `learn.dls`; one row per stage with its peak, seconds and validation"
     sizes, epochs = _check_stages(learn, sizes, epochs)
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
         raise ValueError(f"lr: must be a number > 0, got {lr!r}")
     bs, rows = check_int('bs', learn.dls.bs if bs is None else bs), []
     for size, n in zip(sizes, epochs):
