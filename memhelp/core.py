@@ -17,8 +17,8 @@ from torch._subclasses.fake_tensor import FakeTensor
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
            'check_budget', 'check_choice', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace',
-           'live_tracked_bytes', 'track_memory', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory',
-           'oom_guard']
+           'live_tracked_bytes', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory', 'release_memory',
+           'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
@@ -416,12 +416,15 @@ def _tensor_bytes(objs, seen, round_to=1)->int:
                 if id(st) not in seen: seen.add(id(st)); n += round_up(st.nbytes(), round_to)
     return n
 
-def _opt_state(opt):
-    "The per-parameter state dict of a torch or fastai optimizer"
+def optimizer_state(opt, # a torch optimizer, a fastai `Optimizer` or an `OptimWrapper`
+                   )->dict:
+    "The optimizer's state, by parameter: {parameter: its state dict}"
     if isinstance(getattr(opt, 'opt', None), torch.optim.Optimizer): opt = opt.opt  # fastai's OptimWrapper
     state = getattr(opt, 'state', None)
     if state is None: raise ValueError(f"opt: {type(opt).__name__} has no `state`; pass a torch or fastai optimizer")
-    return list(state.values())
+    return state
+
+def _opt_state(opt): return list(optimizer_state(opt).values())
 
 def state_tensors(model:torch.nn.Module, # the model
                   opt=None, # its optimizer (torch, fastai `Optimizer` or `OptimWrapper`), or None

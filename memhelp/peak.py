@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.learner import Learner
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import MemTrace, track_memory, check_device, check_int, check_budget, fmt_bytes
+from .core import MemTrace, track_memory, check_device, check_int, check_budget, fmt_bytes, optimizer_state
 from .callback import restored_after
 
 # %% auto #0
@@ -129,8 +129,7 @@ def _module_hooks(model, att:_Attribution)->list:
 # %% ../nbs/04_peak.ipynb #91e2faa6
 def _opt_params_state(opt)->list:
     "(parameter, its state's tensors) for a torch or fastai optimizer"
-    inner = getattr(opt, 'opt', opt)  # fastai's `OptimWrapper` keeps the torch optimizer in `opt`
-    return [(p, tensors_in(st)) for p, st in getattr(inner, 'state', {}).items()]
+    return [(p, tensors_in(st)) for p, st in optimizer_state(opt).items()]
 
 def _state_kinds(model, opt, batch)->list:
     "(kind, module, tensors) of what exists before the block: parameters, buffers, gradients, optimizer state, batch"
