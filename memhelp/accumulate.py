@@ -15,7 +15,7 @@ from fastai.learner import Learner
 from fastai.optimizer import Adam
 from fastai.callback.training import GradientAccumulation
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
-from .core import parse_bytes, check_host_memory, check_budget
+from .core import parse_bytes, check_host_memory, check_budget, check_int
 from .callback import MemRecorder
 
 # %% auto #0
@@ -37,17 +37,10 @@ def _mlp(n_in=128, hidden=128, depth=4, bn=False, n_out=4)->nn.Sequential:
         layers += [nn.Linear(n_in if i == 0 else hidden, hidden), *([nn.BatchNorm1d(hidden)] if bn else []), nn.ReLU()]
     return nn.Sequential(*layers, nn.Linear(hidden, n_out))
 
-# %% ../nbs/15_accumulation.ipynb #29dbc271
-def _check_pos_int(name, v)->int:
-    "`v` as an int if it is a positive integer, else a ValueError naming `name`"
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise ValueError(f"{name}: must be a positive integer (1, 2, 3, ...), got {v!r}")
-    return int(v)
-
 # %% ../nbs/15_accumulation.ipynb #9ef6f584
 def _steps(eff_bs, micro_bs, micro_name='micro_bs')->int:
     "Micro-batches per step; `micro_name` says where `micro_bs` came from, for the error messages"
-    eff_bs, micro_bs = _check_pos_int('eff_bs', eff_bs), _check_pos_int(micro_name, micro_bs)
+    eff_bs, micro_bs = check_int('eff_bs', eff_bs), check_int(micro_name, micro_bs)
     if micro_bs > eff_bs:
         raise ValueError(f"{micro_name}: must be at most eff_bs={eff_bs} (1 to {eff_bs}), got {micro_bs}")
     if eff_bs % micro_bs:
@@ -96,7 +89,7 @@ def run(micro_bs:int=64, # samples per forward/backward pass
        )->MemRecorder:
     "Train `n_steps` accumulated steps of `eff_bs` samples in micro-batches of `micro_bs`; return the `MemRecorder`"
     accumulation_steps(eff_bs, micro_bs)
-    n_steps = _check_pos_int('n_steps', n_steps)
+    n_steps = check_int('n_steps', n_steps)
     check_host_memory(eff_bs * n_steps * (128 * 4 + 8), 'eff_bs', ' (the data: eff_bs × n_steps rows of 128 floats)')
     check_budget(budget)
     learn, rec = _acc_learner(micro_bs, eff_bs, n_steps), MemRecorder(budget=budget, n_batches=n_steps)
@@ -110,6 +103,6 @@ def split_run(eff_bs:int=512, # samples per optimizer step
               n_steps:int=2, # optimizer steps to train
              )->MemRecorder:
     "`run` with each step of `eff_bs` samples split into `n_micro` micro-batches: controls that cannot make a bad pair"
-    eff_bs, n_micro = _check_pos_int('eff_bs', eff_bs), _check_pos_int('n_micro', n_micro)
+    eff_bs, n_micro = check_int('eff_bs', eff_bs), check_int('n_micro', n_micro)
     if eff_bs % n_micro: raise ValueError(f"n_micro: must divide eff_bs={eff_bs}, got {n_micro}")
     return run(eff_bs // n_micro, eff_bs, budget, n_steps)

@@ -21,7 +21,7 @@ from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
 from fastai.callback.progress import ProgressCallback  # `Learner.no_bar`
 from .core import (OutOfMemoryError, release_memory, parse_bytes, default_device, check_device, check_int,
-                          check_budget)
+                          check_budget, check_bool)
 from .callback import MemRecorder
 from .data import get_text_dls
 
@@ -130,6 +130,7 @@ def padding_waste(lengths, # tokens in each document
         raise ValueError(f"lengths: must be a non-empty list of integers >= 1 (tokens per document), got "
                          f"{lengths!r:.60}")
     bs, seed = check_int('bs', bs, hi=len(lens)), check_int('seed', seed, lo=0, hi=2**32 - 1)
+    sorted, drop_last = check_bool('sorted', sorted), check_bool('drop_last', drop_last)
     batches = _batch_lengths(lens, bs, sorted, drop_last, seed)
     return 1 - sum(b.sum() for b in batches) / sum(len(b) * b.max() for b in batches)
 
@@ -181,6 +182,6 @@ def run(bs:int=8, # documents per batch
         device=None, # where to train; `memhelp.core.default_device()` when None
        )->MemRecorder:
     "Train the small text classifier for one epoch and return its `MemRecorder` (the explorer's run)"
-    check_int('seed', seed, lo=0, hi=2**32 - 1); check_budget(budget)
+    check_int('seed', seed, lo=0, hi=2**32 - 1); check_budget(budget); check_bool('sorted', sorted)
     learn = _text_learner(bs, sorted, seed, device)
     with learn.no_bar(): return learn.mem_profile(len(learn.dls.train), budget=budget, show_plot=False)

@@ -23,7 +23,7 @@ from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
 from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
-                          check_host_memory, check_device)
+                          check_host_memory, check_device, check_bool)
 from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
@@ -194,6 +194,7 @@ def _small_model(name):
 
 def accuracy_grid(full:bool=True)->list:
     "(model, input_shape, bs, precision, checkpoint) configurations: 20 for the full run, 3 for a quick one"
+    full = check_bool('full', full)
     grid = [(m, shape, bs, p, ck) for m, shape, bss,
             cks in [('resnet18', (3, 32, 32), (2, 8), (0, 2)), ('cnn', (3, 64, 64), (16, 64), (0, 2)),
                                                           ('lstm', (32,), (8, 32), (0,))]

@@ -18,7 +18,7 @@ from fastai.callback.rnn import ModelResetter
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from fastai.learner import Learner
 from fastai.losses import CrossEntropyLossFlat
-from .core import check_device, check_int, parse_bytes, check_budget
+from .core import check_device, check_int, parse_bytes, check_budget, check_bool
 from .callback import MemRecorder
 from .data import get_text_dls
 
@@ -118,7 +118,7 @@ def lm_learner(seq_len:int=32, # tokens per row of a batch
     "A fastai `Learner` training a `StatefulLSTM` language model on the `memhelp.data` corpus"
     seq_len, bs = check_int('seq_len', seq_len, hi=2048), check_int('bs', bs, hi=1024)
     check_int('emb_sz', emb_sz, hi=4096); check_int('n_hidden', n_hidden, hi=4096); check_int('seed', seed, lo=0)
-    dev = check_device(device)
+    dev, detach = check_device(device), check_bool('detach', detach)
     dls, vocab = _lm_dls(bs, seq_len, dev)
     set_seed(seed)
     model = StatefulLSTM(len(vocab), emb_sz, n_hidden, detach=detach)
@@ -135,7 +135,7 @@ def run(seq_len:int=32, # tokens per row of a batch
        )->MemRecorder:
     "Train `lm_learner(seq_len, bs, detach)` for `n_batches` batches and return its `MemRecorder`"
     check_budget(budget)
-    if not isinstance(detach, bool): raise ValueError(f"detach: must be True or False, got {detach!r}")
+    check_bool('detach', detach)
     learn = lm_learner(seq_len, bs, detach, device=device)
     n_batches = check_int('n_batches', n_batches, hi=len(learn.dls.train),
                           why=f' (the batches in one epoch at bs={bs}, seq_len={seq_len})')

@@ -16,7 +16,7 @@ from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.learner import Learner, save_model, load_model
 from .core import (track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError,
-                          check_budget, check_device, check_int)
+                          check_budget, check_device, check_int, check_bool)
 
 # %% auto #0
 __all__ = ['MemRecorder', 'restored_after']
@@ -35,11 +35,10 @@ class MemRecorder(Callback):
                  # also know what dominates each phase's peak: module and kind (`memhelp.peak`; slower, for profiles)
                  attribute:bool=False,
                 ):
-        if n_batches is not None and (not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1):
-            raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
+        if n_batches is not None: check_int('n_batches', n_batches)
         check_budget(budget)  # a bad budget or device is refused here, not inside `fit`
         if device is not None: check_device(device)
-        if not isinstance(attribute, bool): raise ValueError(f"attribute: must be True or False, got {attribute!r}")
+        check_bool('attribute', attribute)
         self.budget,self.device,self.n_batches,self.rows,self.trace = budget,device,n_batches,[],None
         self.attribute, self._adopted = attribute, 0
         self._stack = None
@@ -173,8 +172,6 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
                 attribute:bool=False, # also know the module and kind at each phase's peak, and plot the timeline
                )->MemRecorder:
     "Record memory over `n_batches` training batches, then restore weights and optimizer"
-    if not isinstance(n_batches, int) or isinstance(n_batches, bool) or n_batches < 1:
-        raise ValueError(f"n_batches: must be a positive integer, got {n_batches!r}")
     # the data is cycled to make up the batches: bound it, a profile needs a few
     check_int('n_batches', n_batches, hi=10_000, why=' (a profile records every phase of every batch)')
     check_budget(budget)  # before anything runs

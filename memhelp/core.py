@@ -9,48 +9,17 @@ warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  #
 import re, gc, os, sys, traceback, weakref, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch._subclasses.fake_tensor import FakeTensor
 
 # %% auto #0
-__all__ = ['OutOfMemoryError', 'parse_bytes', 'fmt_bytes', 'default_device', 'check_device', 'memory_label', 'check_int',
-           'check_budget', 'check_choice', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace',
-           'live_tracked_bytes', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory', 'release_memory',
-           'recover_memory', 'oom_guard']
-
-# %% ../nbs/00_core.ipynb #2afbde9d
-_UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
-          'kib': 1024, 'mib': 1024**2, 'gib': 1024**3, 'tib': 1024**4}
-
-def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.5 GiB'
-               )->int:
-    "Number of bytes in `s`, a number or a size string with SI or binary units"
-    if isinstance(s, numbers.Real) and not isinstance(s, bool): n = float(s)  # numpy numbers too
-    elif isinstance(s, str) and (m := re.fullmatch(r'\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*', s)):
-        unit = m.group(2).lower()
-        if unit not in _UNITS:
-            raise ValueError(f"parse_bytes: unknown unit {m.group(2)!r} in {s!r}; use B, kB, MB, GB, TB, KiB, MiB, GiB "
-                             f"or TiB")
-        n = float(m.group(1)) * _UNITS[unit]
-    else:
-        raise ValueError(f"parse_bytes: cannot read {s!r} as a size; expected a number of bytes or a string like '8GB' "
-                         f"or '512MiB'")
-    if n != n or n in (float('inf'), float('-inf')): raise ValueError(f"parse_bytes: a size must be finite, got {s!r}")
-    if n < 0: raise ValueError(f"parse_bytes: a size must be >= 0, got {s!r}")
-    return int(round(n))
-
-# %% ../nbs/00_core.ipynb #6733fb67
-def fmt_bytes(n:int|float, # a number of bytes (may be negative, for a decrease)
-              si:bool=False, # powers of 1000 (kB, MB, GB) instead of 1024 (KiB, MiB, GiB)
-             )->str:
-    "Human-readable size of `n` bytes, e.g. '4.00 MiB'"
-    base, units = (1000, ['B','kB','MB','GB','TB']) if si else (1024, ['B','KiB','MiB','GiB','TiB'])
-    sign, x = ('-' if n < 0 else ''), abs(float(n))
-    for u in units:
-        if x < base or u == units[-1]: return f"{sign}{int(x)} B" if u == 'B' else f"{sign}{x:.2f} {u}"
-        x /= base
+__all__ = ['OutOfMemoryError', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget', 'check_bool',
+           'check_choice', 'parse_bytes', 'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up',
+           'MemTrace', 'live_tracked_bytes', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory',
+           'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -85,6 +54,9 @@ def check_int(name:str, # the argument's name, for the message
               why:str='', # a reason for the range, appended to the message
              )->int:
     "`v` as an int if it is an integer in [lo, hi], else a ValueError naming `name` and the range"
+    for bound, b in (('lo', lo), ('hi', hi)):
+        if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Integral)):
+            raise ValueError(f"check_int: {bound} must be an integer, got {b!r}")
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo or (hi is not None and v > hi):
         rng = f'from {lo} to {hi}' if hi is not None else f'>= {lo}'
         raise ValueError(f"{name}: must be an integer {rng}{why}, got {v!r}")
@@ -99,6 +71,13 @@ def check_budget(budget, # an emulated device size: bytes, or e.g. '8GB'; None f
     if b <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget!r}")
     return b
 
+def check_bool(name:str, # the argument's name, for the message
+               v, # the value given
+              )->bool:
+    "`v` as a bool if it is True or False (numpy's too), else a ValueError naming `name`: 'yes' or 2 are not flags"
+    if not isinstance(v, (bool, np.bool_)): raise ValueError(f"{name}: must be True or False, got {v!r}")
+    return bool(v)
+
 def check_choice(name:str, # the argument's name, for the message
                  v, # the value given
                  choices, # the values accepted
@@ -106,6 +85,38 @@ def check_choice(name:str, # the argument's name, for the message
     "`v` if it is one of `choices`, else a ValueError naming `name` and the choices"
     if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
     return v
+
+# %% ../nbs/00_core.ipynb #2afbde9d
+_UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
+          'kib': 1024, 'mib': 1024**2, 'gib': 1024**3, 'tib': 1024**4}
+
+def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.5 GiB'
+               )->int:
+    "Number of bytes in `s`, a number or a size string with SI or binary units"
+    if isinstance(s, numbers.Real) and not isinstance(s, bool): n = float(s)  # numpy numbers too
+    elif isinstance(s, str) and (m := re.fullmatch(r'\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*', s)):
+        unit = m.group(2).lower()
+        if unit not in _UNITS:
+            raise ValueError(f"parse_bytes: unknown unit {m.group(2)!r} in {s!r}; use B, kB, MB, GB, TB, KiB, MiB, GiB "
+                             f"or TiB")
+        n = float(m.group(1)) * _UNITS[unit]
+    else:
+        raise ValueError(f"parse_bytes: cannot read {s!r} as a size; expected a number of bytes or a string like '8GB' "
+                         f"or '512MiB'")
+    if n != n or n in (float('inf'), float('-inf')): raise ValueError(f"parse_bytes: a size must be finite, got {s!r}")
+    if n < 0: raise ValueError(f"parse_bytes: a size must be >= 0, got {s!r}")
+    return int(round(n))
+
+# %% ../nbs/00_core.ipynb #6733fb67
+def fmt_bytes(n:int|float, # a number of bytes (may be negative, for a decrease)
+              si:bool=False, # powers of 1000 (kB, MB, GB) instead of 1024 (KiB, MiB, GiB)
+             )->str:
+    "Human-readable size of `n` bytes, e.g. '4.00 MiB'"
+    base, units = (1000, ['B','kB','MB','GB','TB']) if check_bool('si', si) else (1024, ['B','KiB','MiB','GiB','TiB'])
+    sign, x = ('-' if n < 0 else ''), abs(float(n))
+    for u in units:
+        if x < base or u == units[-1]: return f"{sign}{int(x)} B" if u == 'B' else f"{sign}{x:.2f} {u}"
+        x /= base
 
 # %% ../nbs/00_core.ipynb #c0c40002
 def host_memory_available()->int|None:
@@ -137,6 +148,8 @@ def round_up(n:int, # a number of bytes
              to:int=512, # the block size: 512 is CUDA's caching allocator's
             )->int:
     "`n` rounded up to a multiple of `to`, as an allocator that hands out blocks of `to` bytes counts it"
+    if isinstance(to, bool) or not isinstance(to, numbers.Integral) or to < 1:  # inline: called per storage
+        raise ValueError(f"to: must be an integer >= 1, got {to!r}")
     return -(-n // to) * to
 
 _alias_cache = {}
@@ -328,6 +341,7 @@ def live_tracked_bytes(device_type:str='cpu', # 'cpu', 'cuda', ...
                        failed:bool=False, # only what blocks that ran out of their budget made (in this IPython shell)
                       )->int:
     "Bytes of the tensors memhelp's trackers saw made on `device_type` that are still alive (after collecting garbage)"
+    failed = check_bool('failed', failed)
     gc.collect()  # what only reference cycles keep is not in use: a device would get it back the same way
     session = _session()
     return sum(e[1] for e in list(_LIVE.values()) if e[2] == device_type and (not failed or e[4] == session))
@@ -487,7 +501,7 @@ def recover_memory(learn=None, # a fastai `Learner` to clear too: its failed bat
                    quiet:bool=False, # print nothing (in a notebook it prints what it freed)
                   )->int:
     "Free what keeps a failed step's tensors alive, so the same kernel can train again; returns the bytes freed"
-    dev = check_device(device)
+    dev, quiet = check_device(device), check_bool('quiet', quiet)
     before = _in_use(dev)
     _forget_errors()
     if learn is not None:

@@ -14,7 +14,7 @@ from fastai.data.core import DataLoaders
 from fastai.learner import Learner
 from fastai.optimizer import SGD
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import track_memory, parse_bytes, check_budget
+from .core import track_memory, parse_bytes, check_budget, check_bool
 from .callback import MemRecorder
 
 # %% auto #0
@@ -33,8 +33,10 @@ def measure_dropout(layer:nn.Module, # a dropout layer (or any layer) to run onc
                     train:bool=True, # training mode (else `layer.eval()`)
                    )->dict:
     "Tracked bytes of one forward of `layer` on `x`: `output`, `saved` for backward, `peak`; and the output"
+    if not isinstance(layer, nn.Module): raise ValueError(f"layer: must be a torch module, got {type(layer).__name__}")
+    if not isinstance(x, torch.Tensor): raise ValueError(f"x: must be a tensor, got {type(x).__name__}")
     x = x.detach().requires_grad_()
-    layer.train(train)
+    layer.train(check_bool('train', train))
     with track_memory(x.device) as t: y = layer(x)
     out = 0 if y is x else _storage_bytes(y)
     return dict(output=out, saved=t.end - out, peak=t.peak, y=y)

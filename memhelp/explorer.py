@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 import ipywidgets as W
 from IPython.display import display, clear_output
 from IPython import get_ipython
-from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label
+from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label, check_bool
 
 # %% auto #0
 __all__ = ['display_in_kernel', 'MemExplorer']
@@ -41,8 +41,7 @@ def _make_control(name, spec):
 # %% ../nbs/02_explorer.ipynb #d8245a4c
 def _check_value(name, w, v):
     "Raise a `ValueError` naming control `name` if `v` is not a value its widget `w` can take"
-    if isinstance(w, W.Checkbox) and not isinstance(v, bool):
-        raise ValueError(f"{name}: must be True or False, got {v!r}")
+    if isinstance(w, W.Checkbox): check_bool(name, v)
     if isinstance(w, W.Dropdown) and v not in w.options:
         raise ValueError(f"{name}: must be one of {list(w.options)}, got {v!r}")
     if isinstance(w, (W.IntSlider, W.FloatSlider)):

@@ -32,7 +32,7 @@ from .precision import DeviceAMP
 from .explorer import display_in_kernel
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice,
-                          check_device, check_budget, check_host_memory)
+                          check_device, check_budget, check_host_memory, check_bool)
 
 # %% auto #0
 __all__ = ['map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory',
@@ -489,7 +489,7 @@ def _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, str
     return p
 
 def _check_attribute(attribute, n_gpus):
-    if not isinstance(attribute, bool): raise ValueError(f"attribute: must be True or False, got {attribute!r}")
+    check_bool('attribute', attribute)
     if attribute and n_gpus > 1:
         raise ValueError("attribute: a sharded step's parts per module are not predicted yet; use n_gpus=1")
 

@@ -22,7 +22,7 @@ from fastai.text.data import Numericalize, LMDataLoader, make_vocab
 from fastai.text.models.awdlstm import AWD_LSTM, awd_lstm_lm_config
 from fastai.text.learner import language_model_learner
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
-from .core import check_device, check_int, check_choice, check_host_memory
+from .core import check_device, check_int, check_choice, check_host_memory, check_bool
 from .callback import MemRecorder
 from .data import text_corpus, get_text_dls
 
@@ -50,6 +50,7 @@ def embedding_bytes(vocab_sz:int, # rows of the embedding: the vocabulary size
                    )->dict:
     "Exact bytes of an embedding (and decoder) with its gradients and optimizer state"
     V, E = check_int('vocab_sz', vocab_sz), check_int('emb_sz', emb_sz)
+    tied, decoder, out_bias = check_bool('tied', tied), check_bool('decoder', decoder), check_bool('out_bias', out_bias)
     k, b = _OPT_BUFFERS[check_choice('opt', opt, tuple(_OPT_BUFFERS))], _elt_size(dtype)
     n = V * E + ((0 if tied else V * E) + (V if out_bias else 0) if (decoder or tied) else 0)
     return dict(parameters=n * b, gradients=n * b, optimizer=k * n * b, total=(2 + k) * n * b)
