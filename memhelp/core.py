@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 import numpy as np
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
 from torch.utils._pytree import tree_flatten
 from torch._subclasses.fake_tensor import FakeTensor
 
@@ -139,10 +139,19 @@ def check_host_memory(nbytes:int, # what a call is about to allocate on the host
                          f"{fmt_bytes(avail)} this machine has available")
 
 # %% ../nbs/00_core.ipynb #665fc076
+def _plain_tensors(x)->list:
+    "The tensors holding `x`'s memory: `x`, or the inner tensors of a wrapper subclass (a DTensor's local shard)"
+    if type(x) in (torch.Tensor, torch.nn.Parameter) or not is_traceable_wrapper_subclass(x): return [x]
+    inner = [getattr(x, a) for a in x.__tensor_flatten__()[0]]
+    return [p for t in inner if isinstance(t, torch.Tensor) for p in _plain_tensors(t)]
+
 def _storages(x):
-    "Storages behind tensor `x` (one for a plain tensor)"
-    try: return [x.untyped_storage()]
-    except (RuntimeError, NotImplementedError): return []  # sparse and some wrapper tensors have no single storage
+    "Storages behind tensor `x` (one for a plain tensor; a wrapper subclass's inner ones)"
+    res = []
+    for t in _plain_tensors(x):
+        try: res.append(t.untyped_storage())
+        except (RuntimeError, NotImplementedError): pass  # sparse tensors have no single storage
+    return res
 
 def round_up(n:int, # a number of bytes
              to:int=512, # the block size: 512 is CUDA's caching allocator's
@@ -162,6 +171,11 @@ def _returns_alias(func)->tuple:
         _alias_cache[func] = tuple(r.alias_info is not None and not fresh for r in func._schema.returns) or (False,)
     return _alias_cache[func]
 
+def _input_storages(func, args, kwargs)->set:
+    "ids of the storages of a non-aten op's tensor inputs: c10d's collectives return them with no alias annotation"
+    if func.namespace in ('aten', 'prims'): return set()
+    return {id(s) for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor) for s in _storages(a)}
+
 # Every storage a tracker saw made, while it lives: id(storage) -> [weak reference, bytes, device type, trackers that
 # count it, the session whose block ran out of its budget made it (or None)]. What a failed step leaves referenced (its
 # graph, say) stays on a real device and fills it: that session's later budgets charge it. (Other leftovers are not
@@ -178,6 +192,19 @@ def _freed(key):
     e = _LIVE.pop(key, None)
     if e is not None:
         for tr in e[3]: tr._release(key)
+
+# FSDP frees and regrows its gathered parameters with `UntypedStorage.resize_`, which no operator sees: while a block
+# is tracked, the method also tells the trackers that count the storage
+_storage_resize, _watching = torch.UntypedStorage.resize_, [0]
+def _tracked_resize(st, size):
+    out = _storage_resize(st, size)
+    for tr in list(_LIVE.get(id(st), (0, 0, 0, ()))[3]): tr._resized(id(st), st.nbytes())
+    return out
+
+def _watch_resizes(on:bool):
+    "Count one more (or one less) tracked block; the method is wrapped while there is one"
+    _watching[0] += 1 if on else -1
+    torch.UntypedStorage.resize_ = _tracked_resize if _watching[0] else _storage_resize
 
 class _StorageTracker(TorchDispatchMode):
     "Counts live bytes of the storages created on `device_type` while active; calls `on_over` past `budget`"
@@ -201,15 +228,18 @@ class _StorageTracker(TorchDispatchMode):
             self.charged[key] = n; self.outside += n
             if key in _LIVE: _LIVE[key][3].append(self)
 
-    def _seen(self, t, aliased):
-        "Count the storage behind output `t`; a view or in-place result recounts an input's only if we made it"
+    def _seen(self, t, aliased, inputs=()):
+        "Count the storage behind output `t`; a view or in-place result (or an input, in `inputs`) only if we made it"
         if t.device.type != self.device_type: return
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) and is_traceable_wrapper_subclass(t):
+            for p in _plain_tensors(t): self._seen(p, aliased, inputs)  # a DTensor holds its local shard only
+            return
         try: st = t.untyped_storage()
-        except (RuntimeError, NotImplementedError): return  # sparse and some wrapper tensors have no single storage
+        except (RuntimeError, NotImplementedError): return  # sparse tensors have no single storage
         key = id(st)  # a storage keeps one Python object while it lives, and its weak reference fires when it is freed
         old = self.nbytes.get(key)
         if old is None:
-            if aliased: return
+            if aliased or key in inputs: return
             e = _LIVE.get(key)
             if e is None:  # shape-only (fake) tensors take no memory of the device: never in use later
                 _LIVE[key] = e = [weakref.ref(st, lambda _, key=key, freed=_freed: freed(key)), 0,
@@ -220,6 +250,15 @@ class _StorageTracker(TorchDispatchMode):
         self.current += n - old
         if n != old and self.observer is not None: self.observer.grew(key, n - old, t)
         self.nbytes[key] = _LIVE[key][1] = n
+
+    def _resized(self, key, nbytes):
+        "Storage `key` we count now holds `nbytes`"
+        old = self.nbytes.get(key)
+        if old is None: return
+        n = round_up(nbytes, self.round_to)
+        self.current += n - old; self.nbytes[key] = _LIVE[key][1] = n
+        if n != old and self.observer is not None: self.observer.grew(key, n - old, None)
+        self.peak, self.window_peak = max(self.peak, self.current), max(self.window_peak, self.current)
 
     def stop(self):
         "Forget every storage, so frees after the block no longer reach this tracker"
@@ -232,12 +271,12 @@ class _StorageTracker(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         before = self.current
         out = func(*args, **(kwargs or {}))
-        rets = _alias_cache.get(func) or _returns_alias(func)
-        if isinstance(out, torch.Tensor): self._seen(out, rets[0])
+        rets, ins = _alias_cache.get(func) or _returns_alias(func), _input_storages(func, args, kwargs)
+        if isinstance(out, torch.Tensor): self._seen(out, rets[0], ins)
         else:
             for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
                 for t in (o if isinstance(o, (tuple, list)) else tree_flatten(o)[0]):
-                    if isinstance(t, torch.Tensor): self._seen(t, aliased)
+                    if isinstance(t, torch.Tensor): self._seen(t, aliased, ins)
         if self.observer is not None: self.observer.op_done(func, self.current)
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
@@ -315,7 +354,7 @@ class MemTrace:
     def adopt(self, tensors:list)->int:
         "Count `tensors` made before the block as in use from now on, so that freeing them shows; returns their bytes"
         seen, n = set(), 0
-        for t in tensors:
+        for t in [p for x in tensors for p in _plain_tensors(x)]:
             try: st = t.untyped_storage()
             except (RuntimeError, NotImplementedError): continue
             if id(st) in seen or t.device.type != self.device.type: continue
@@ -401,13 +440,14 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
         raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(trace.in_use)} already in use "
                                f"leaves nothing of the budget of {fmt_bytes(budget)} ({budget} bytes).")
     try:
+        if backend == 'tracked': _watch_resizes(True)
         if mode is None: yield trace
         else:
             with mode: yield trace
     finally:
         if backend == 'tracked':
             trace._peak, trace.end = mode.peak, mode.current
-            mode.stop(); mode.observer = None
+            mode.stop(); mode.observer = None; _watch_resizes(False)
         else:
             torch.cuda.synchronize(dev)
             trace._peak, trace.end = trace.peak, torch.cuda.memory_allocated(dev) - trace._start
