@@ -342,7 +342,7 @@ def _outcome(f, kwargs, param, timeout)->tuple:
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0003
 SWEEP_MODULES = ('core', 'callback', 'explorer', 'data', 'peak', 'vocab', 'imgsize', 'batching', 'precision', 'bptt',
-                 'accumulate', 'checkpoint', 'optim', 'dropout', 'tabular', 'planner', 'bench')
+                 'accumulate', 'checkpoint', 'optim', 'dropout', 'tabular', 'planner', 'distributed', 'bench')
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 _SWEEP_BASE = {f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory')}
 
@@ -373,7 +373,8 @@ def sweep_samples()->dict:
                 h=lambda: (torch.zeros(1, 2, 3), torch.zeros(1, 2, 3)), t=lambda: torch.ones(2, requires_grad=True) * 2,
                 body=lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4)), layer=lambda: nn.Dropout(0.5),
                 f=lambda: (lambda t: t), opt=lambda: torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1),
-                xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8)
+                xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8,
+                world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank)
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0004
 def api_sweep(modules=SWEEP_MODULES, # modules of `memhelp` to sweep

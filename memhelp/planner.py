@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import copy, math, re, time, weakref, functools, warnings
+import copy, math, os, re, time, weakref, functools, warnings
 from collections.abc import Mapping
 from contextlib import nullcontext, contextmanager
 from dataclasses import dataclass, asdict, replace
@@ -30,6 +30,7 @@ from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
 from .explorer import display_in_kernel
+from .distributed import fake_world, shard_model, run_ranks
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_choice,
                           check_device, check_budget, check_host_memory, check_bool)
@@ -484,14 +485,13 @@ def _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, str
           device='cpu', trace=None):
     p = MemPlan(name, shape, bs, n_acc, precision, _opt_name(opt), checkpoint, mm['parameters'], mm['gradients'],
                 mm['optimizer'], peak - held, n_gpus, strategy, 0, measured, held, device)
-    p = _shard(p, model) if n_gpus > 1 else p
     p.trace = trace  # not a field: tables made with `asdict` leave it out
     return p
 
 def _check_attribute(attribute, n_gpus):
     check_bool('attribute', attribute)
     if attribute and n_gpus > 1:
-        raise ValueError("attribute: a sharded step's parts per module are not predicted yet; use n_gpus=1")
+        raise ValueError("attribute: a sharded step's parts per module are not attributed yet; use n_gpus=1")
 
 def _shadow_failed(name, e):
     return ValueError(f"model: {name} could not run on shape-only (fake) tensors: {type(e).__name__}: "
@@ -522,12 +522,15 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    splitter=None, # fastai splitter giving `opt` its parameter groups; trainable parameters when None
                    device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator)
                    attribute:bool=False, # also know each module's and kind's part: `MemPlan.at_peak`, `.plot`
+                   blocks=None, # FSDP's units: a function from the model to its submodules; `fsdp_blocks` when None
                   )->MemPlan:
-    "Predict the peak memory of one training step, without allocating or computing"
+    "Predict the peak memory of one training step (per device, with `n_gpus`), without allocating or computing"
     name, model = _prepare(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
-    _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy); _split_batch(batch, n_inp)
+    _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy, blocks); _split_batch(batch, n_inp)
     check_choice('device', device, ('cpu', 'cuda')); _check_attribute(attribute, n_gpus)
+    if n_gpus > 1: return _predict_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus,
+                                           strategy, n_inp, loss_func, splitter, device, blocks)
     rnd = 512 if device == 'cuda' else 1  # CUDA's caching allocator counts blocks of 512 bytes
     try:
         mode, shadow, o = _warm_shadow(model, opt, checkpoint, splitter)
@@ -549,16 +552,24 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    *, batch=None, n_inp:int=None, loss_func=None, splitter=None, # as for `predict_memory`
                    device='cpu', # 'cpu' (tracked tensor bytes) or a CUDA device (the allocator's own counters)
                    attribute:bool=False, # also know each module's and kind's part (tracked, on any device)
+                   n_gpus:int=1, # ranks: more than 1 runs that many CPU processes (gloo), one rank each
+                   strategy:str='ddp', blocks=None, # as for `predict_memory`
                   )->MemPlan:
-    "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU)"
+    "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     name, model = _prepare(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
-    _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp)
-    dev = check_device(device); _check_attribute(attribute, 1)
+    _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
+    dev = check_device(device); _check_attribute(attribute, n_gpus)
+    if n_gpus > 1:
+        if dev.type != 'cpu': raise ValueError("device: runs over several ranks are measured on CPU processes")
+        n_cpu = os.cpu_count() or 1
+        check_int('n_gpus', n_gpus, hi=max(2, 4 * n_cpu), why=' (processes here: four per CPU core at most)')
     if dev.type == 'cpu':  # on the host: refuse what it cannot hold before copying the model or making the batch
         row = sum(t[0].numel() * t.element_size() for t in tensors_in(batch) if t.ndim)
-        check_host_memory(bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters()), 'bs',
-                          ' (the batch, and the weights, gradients and Adam state)')
+        check_host_memory(n_gpus * (bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
+                          'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
+    if n_gpus > 1: return _measure_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus,
+                                           strategy, n_inp, loss_func, splitter, blocks)
     real = _real_copy(model).to(dev)
     if checkpoint: _checkpointed(real, checkpoint)
     with _portable_kernels():
@@ -571,17 +582,66 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                  tr if attribute else None)
 
 # %% ../nbs/20_planner.ipynb #abd4fce7
-def _check_gpus(n_gpus, strategy):
-    check_int('n_gpus', n_gpus)
-    if strategy not in ('ddp', 'fsdp'): raise ValueError(f"strategy: must be 'ddp' or 'fsdp', got {strategy!r}")
+def _check_gpus(n_gpus, strategy, blocks=None):
+    check_int('n_gpus', n_gpus, hi=2**16, why=' (ranks of a simulated world)')
+    check_choice('strategy', strategy, ('ddp', 'fsdp'))
+    if blocks is not None and not callable(blocks):
+        raise ValueError(f"blocks: must be a function from the model to its submodules, got {type(blocks).__name__}")
 
-def _shard(p:MemPlan, model)->MemPlan:
-    "`p` per device when spread over `p.n_gpus` devices with `p.strategy`"
-    if p.strategy == 'ddp': return replace(p, extra=p.gradients)
-    n = p.n_gpus
-    unit = max((sum(q.numel() * q.element_size() for q in c.parameters()) for c in model.children()), default=0)
-    return replace(p, parameters=math.ceil(p.parameters / n), gradients=math.ceil(p.gradients / n),
-                   optimizer=math.ceil(p.optimizer / n), extra=2 * unit)
+def _sharded_parts(model, opt, batch, bs, n_inp, loss_func, precision, strategy, blocks, splitter, dev, known=None,
+                   amp_device=None, round_to=1)->dict:
+    "Per-rank bytes of a DDP or FSDP step of `model` in the process group in force: state, activations, peak"
+    o = _warm_up(model, opt, splitter)  # first as one device: the activations a rank's batch makes
+    held1, peak1, _ = _step_peak(model, o, batch, bs, n_inp, loss_func, precision, dev, known, amp_device, round_to)
+    del o
+    for p in model.parameters(): p.grad = None
+    with track_memory(dev, round_to=round_to) as outer:
+        outer.adopt([*model.parameters(), *held_tensors(model)])
+        wrapped = shard_model(model, strategy, None if blocks is None else blocks(model))
+        o = _make_opt(model, opt, splitter)
+        for _ in range(3):  # the steady state: DDP rebuilds its buckets in the second step
+            held = outer.current
+            buffers, peak, _ = _step_peak(wrapped, o, batch, bs, n_inp, loss_func, precision, dev, known, amp_device,
+                                          round_to)
+        mm = model_memory(model, o, round_to=round_to)
+    return dict(peak=held + peak - buffers, buffers=buffers, activations=peak1 - held1, **mm)
+
+# %% ../nbs/20_planner.ipynb #c0da0021
+def _sharded_plan(name, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, parts, measured, device):
+    p = MemPlan(name, shape, bs, n_acc, precision, _opt_name(opt), checkpoint, parts['parameters'], parts['gradients'],
+                parts['optimizer'], parts['activations'], n_gpus, strategy, 0, measured, parts['buffers'], device)
+    p.extra = parts['peak'] - p.peak  # what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers
+    p.trace = None
+    return p
+
+def _predict_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, n_inp,
+                     loss_func, splitter, device, blocks)->MemPlan:
+    "The plan of rank 0 of `n_gpus`: the sharded step on fake tensors in a simulated world"
+    rnd = 512 if device == 'cuda' else 1
+    try:
+        with fake_world(n_gpus):
+            mode, shadow = _shadow(model)  # a fresh copy: sharding changes it
+            if checkpoint: _checkpointed(shadow, checkpoint)
+            with mode, _KnownValues() as known, _target_kernels(device), _portable_kernels():
+                parts = _sharded_parts(shadow, opt, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision,
+                                       strategy, blocks, splitter, 'cpu', known, device, rnd)
+    except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
+    return _sharded_plan(name, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, parts, False, device)
+
+def _rank_parts(model, checkpoint, *args)->dict:
+    "What one real rank measures (in a `run_ranks` process): a real copy of `model`, sharded over the ranks"
+    real = _real_copy(model)
+    if checkpoint: _checkpointed(real, checkpoint)
+    with _portable_kernels(): return _sharded_parts(real, *args)
+
+def _measure_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, n_inp,
+                     loss_func, splitter, blocks)->MemPlan:
+    "Rank 0's plan, measured on `n_gpus` CPU processes; `.ranks` holds every rank's peak"
+    ranks = run_ranks(_rank_parts, n_gpus, (model, checkpoint, opt, batch, bs // n_acc, n_inp, loss_func, precision,
+                                             strategy, blocks, splitter, 'cpu'))
+    p = _sharded_plan(name, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, ranks[0], True, 'cpu')
+    p.ranks = [r['peak'] for r in ranks]
+    return p
 
 # %% ../nbs/20_planner.ipynb #a77b0c02
 def _plan_trace(plan):
@@ -748,7 +808,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
          target_bs:int, # the (effective) batch size you want
          precision:str='fp32', # the run as planned now
          opt='adam', # the optimizer as planned now: a name, or a fastai `opt_func`
-         **kwargs, # `batch`, `loss_func`, `splitter`, `n_inp`, `device` as in `predict_memory`
+         **kwargs, # `batch`, `loss_func`, `splitter`, `n_inp`, `device`, `n_gpus`, `strategy` as in `predict_memory`
         )->pd.DataFrame:
     "Predicted peak of each way to train with batch `target_bs` in `budget`, with its cost"
     budget, name = check_budget(budget), model if isinstance(model, str) else type(model).__name__
@@ -803,7 +863,7 @@ def plot_plan(df:pd.DataFrame, # the table from `plan`
     return ax
 
 # %% ../nbs/20_planner.ipynb #1618ff12
-def _plan_text(model, size, bs, budget, precision='fp32', opt='adam', device='cuda')->str:
+def _plan_text(model, size, bs, budget, precision='fp32', opt='adam', device='cuda', n_gpus=1, strategy='ddp')->str:
     "The CLI's answer, checked and formatted"
     check_int('size', size)
     shape = (size,) if model == 'lstm_lm' else (3, size, size)
@@ -811,13 +871,14 @@ def _plan_text(model, size, bs, budget, precision='fp32', opt='adam', device='cu
         raise ValueError(f"budget: {budget}: add a unit, e.g. {budget}GB or {budget}GiB")
     b = parse_bytes(budget)
     if b <= 0: raise ValueError(f"budget: must be positive, got {budget!r}")
-    df = plan(model, shape, b, bs, precision, opt, device=device)
+    df = plan(model, shape, b, bs, precision, opt, device=device, n_gpus=n_gpus, strategy=strategy)
     verdict = 'fits' if df.set_index('technique').fits['as is'] else 'does NOT fit'
     table = df.assign(peak=df.peak.map(fmt_bytes), saving=df.saving.map('{:.0%}'.format)).to_string(index=False)
     best = df[df.fits & (df.technique != 'as is')].head(1)
     advice = ''
     if verdict != 'fits' and len(best): advice = f"\nTry first: {best.technique.item()} ({best.settings.item()})."
-    return (f"{model} at {shape}, batch {bs}, {precision}, {opt}: peak "
+    where = f" per device, {n_gpus} devices ({strategy.upper()})" if n_gpus > 1 else ''
+    return (f"{model} at {shape}, batch {bs}{where}, {precision}, {opt}: peak "
             f"{fmt_bytes(df.peak.iloc[df.technique.tolist().index('as is')])}, "
             f"{verdict} in {fmt_bytes(b)} ({df.attrs['label']}"
             + ('; CUDA adds its context, workspaces and caching on top' if device == 'cuda' else '')
@@ -830,9 +891,11 @@ def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  budget:Param("GPU memory, e.g. 16GB or 24GiB", str)='16GB',
                  precision:Param("fp32, bf16 or fp16", str)='fp32',
                  opt:Param("adam, sgd or sgd_mom", str)='adam',
-                 device:Param("cuda (CUDA's kernels and allocator, emulated) or cpu", str)='cuda'):
+                 device:Param("cuda (CUDA's kernels and allocator, emulated) or cpu", str)='cuda',
+                 n_gpus:Param("devices the run is spread over (the batch size is per device)", int)=1,
+                 strategy:Param("ddp or fsdp, with n_gpus > 1", str)='ddp'):
     "Will it fit? Predict a training step's peak memory and rank the ways to make it fit"
-    try: print(_plan_text(model, size, bs, budget, precision, opt, device))
+    try: print(_plan_text(model, size, bs, budget, precision, opt, device, n_gpus, strategy))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
 
 # %% ../nbs/20_planner.ipynb #58d12ef5
