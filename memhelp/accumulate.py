@@ -19,7 +19,7 @@ from .core import parse_bytes, check_host_memory, check_budget, check_int
 from .callback import MemRecorder
 
 # %% auto #0
-__all__ = ['accumulation_steps', 'grad_accum', 'run', 'split_run']
+__all__ = ['accumulation_steps', 'grad_accum', 'accumulation_run', 'split_run']
 
 # %% ../nbs/15_accumulation.ipynb #afa238ab
 def _synthetic_dls(n, bs, n_in=128, seed=0)->DataLoaders:
@@ -82,7 +82,7 @@ def _acc_learner(micro_bs, eff_bs, n_steps)->Learner:
                    opt_func=Adam, lr=1e-3).accumulate(eff_bs)
 
 # %% ../nbs/15_accumulation.ipynb #dbc4bc98
-def run(micro_bs:int=64, # samples per forward/backward pass
+def accumulation_run(micro_bs:int=64, # samples per forward/backward pass
         eff_bs:int=512, # samples per optimizer step (a multiple of `micro_bs`)
         budget=None, # emulated device size, bytes or e.g. '2MiB'
         n_steps:int=2, # optimizer steps to train
@@ -102,7 +102,7 @@ def split_run(eff_bs:int=512, # samples per optimizer step
               budget=None, # emulated device size, bytes or e.g. '2MiB'
               n_steps:int=2, # optimizer steps to train
              )->MemRecorder:
-    "`run` with each step of `eff_bs` samples split into `n_micro` micro-batches: controls that cannot make a bad pair"
+    "`accumulation_run` with steps of `eff_bs` samples in `n_micro` micro-batches: controls that cannot make a bad pair"
     eff_bs, n_micro = check_int('eff_bs', eff_bs), check_int('n_micro', n_micro)
     if eff_bs % n_micro: raise ValueError(f"n_micro: must divide eff_bs={eff_bs}, got {n_micro}")
-    return run(eff_bs // n_micro, eff_bs, budget, n_steps)
+    return accumulation_run(eff_bs // n_micro, eff_bs, budget, n_steps)

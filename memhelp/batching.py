@@ -26,7 +26,7 @@ from .callback import MemRecorder
 from .data import get_text_dls
 
 # %% auto #0
-__all__ = ['MaxBS', 'find_max_bs', 'padding_waste', 'load_image_array', 'run']
+__all__ = ['MaxBS', 'find_max_bs', 'padding_waste', 'load_image_array', 'batching_run']
 
 # %% ../nbs/12_batching.ipynb #4fa54af1
 def _next_bs(lo:int, # the largest batch size that fit so far (0 if none)
@@ -93,8 +93,9 @@ def find_max_bs(make_learner, # `make_learner(bs)` returns a fresh `Learner` who
     "Largest batch size that trains without running out of memory: double from `start`, then bisect"
     if not callable(make_learner):
         raise ValueError(f"make_learner: must be callable, taking the batch size, got {make_learner!r}")
-    start, n_batches = check_int('start', start), check_int('n_batches', n_batches)
-    max_bs, limit = check_int('max_bs', max_bs, lo=start), _limit(budget, margin)
+    start, n_batches = check_int('start', start, hi=2**24), check_int('n_batches', n_batches, hi=10_000)
+    max_bs, show_progress = check_int('max_bs', max_bs, lo=start, hi=2**24), check_bool('show_progress', show_progress)
+    limit = _limit(budget, margin)
     rows, pb = [], progress_bar(range(2 * max_bs.bit_length() + 1), leave=False) if show_progress else None
     if pb is not None: pb.update(0)
     def fits(bs):
@@ -175,7 +176,7 @@ def _text_learner(bs, sorted, seed, device)->Learner:
                    opt_func=Adam)
 
 # %% ../nbs/12_batching.ipynb #fff6dd41
-def run(bs:int=8, # documents per batch
+def batching_run(bs:int=8, # documents per batch
         sorted:bool=True, # fastai's length-sorted batches; False: random batches
         budget=None, # emulated device size (bytes or e.g. '64MiB')
         seed:int=0, # seeds the model and the batch order

@@ -28,8 +28,7 @@ from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
 from .planner import predict_memory, measure_memory, max_batch_size, LSTMLM
-try: from memhelp.batching import find_max_bs
-except ImportError: find_max_bs = None  # the batching lesson is optional here: its row is then left out
+from .batching import find_max_bs
 
 # %% auto #0
 __all__ = ['TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'bench_cnn', 'bench_learner', 'tracker_overhead', 'planner_speed',
@@ -149,9 +148,7 @@ def _overhead_row(kind, bs, size, device, t, ops)->dict:
                 us_per_op=1e6 * statistics.median(a - b for a, b in zip(t['tracker'], t['none'])) / ops)
 
 # %% ../nbs/90_benchmarks.ipynb #a9e60899
-def _clear_planner_caches():
-    "Forget the planner's models and warmed-up shadow copies: the next prediction is cold"
-    planner._warm_cache.clear(); planner._named_model.cache_clear()
+_clear_planner_caches = planner.clear_caches  # the next prediction is cold
 
 def _timed(f)->tuple:
     "(result, wall seconds, CPU seconds) of `f()`"
@@ -253,10 +250,8 @@ def _compare(make, budget, true_bs, size, start, max_bs)->list:
     row = lambda strategy, bs, trials, secs, fits=True: dict(strategy=strategy, answer=bs, trials=trials, seconds=secs,
                                                             true_bs=true_bs, budget=budget, answer_fits=fits)
     rows = []
-    if find_max_bs is not None:
-        (bs, trials), secs, _ = _timed(lambda: find_max_bs(make, budget, start=start, max_bs=max_bs,
-                                                           show_progress=False))
-        rows.append(row('find_max_bs', bs, len(trials), secs))
+    (bs, trials), secs, _ = _timed(lambda: find_max_bs(make, budget, start=start, max_bs=max_bs, show_progress=False))
+    rows.append(row('find_max_bs', bs, len(trials), secs))
     (bs, n), secs, _ = _timed(lambda: halving_search(lambda b: _fits(make, b, budget), max_bs))
     rows.append(row('halving from max_bs', bs, n, secs))
     model, shape = bench_cnn(), (3, size, size)
@@ -273,8 +268,8 @@ TECHNIQUES = {'baseline (fp32, Adam)': {}, 'bf16 autocast': dict(precision='bf16
 
 def _technique_peak(how, model, shape, bs, kw)->tuple:
     "(peak or None, note) of one technique; checkpointing is dropped (alone: skipped) without an `nn.Sequential` part"
-    m = planner._named_model(model) if isinstance(model, str) else model
-    if kw.get('checkpoint') and not planner._bodies(m):
+    m = planner.named_model(model) if isinstance(model, str) else model
+    if kw.get('checkpoint') and not planner.checkpoint_parts(m):
         if len(kw) == 1: return None, 'n/a: no nn.Sequential part to checkpoint'
         kw = {k: v for k, v in kw.items() if k != 'checkpoint'}
     note = '' if 'checkpoint' in kw or len(kw) < 2 else 'without checkpointing'

@@ -23,7 +23,7 @@ from .callback import MemRecorder
 from .data import get_text_dls
 
 # %% auto #0
-__all__ = ['lm_chunks', 'chunk_grid', 'detach_hidden', 'StatefulLSTM', 'lm_learner', 'run', 'graph_size']
+__all__ = ['lm_chunks', 'chunk_grid', 'detach_hidden', 'StatefulLSTM', 'lm_learner', 'bptt_run', 'graph_size']
 
 # %% ../nbs/14_lstm_chunking.ipynb #c1d33ac8
 def lm_chunks(n_tokens:int=50, # length of the toy stream: the tokens are 0, 1, ..., n_tokens - 1
@@ -126,7 +126,7 @@ def lm_learner(seq_len:int=32, # tokens per row of a batch
     return Learner(dls, model, loss_func=CrossEntropyLossFlat(), cbs=cbs)
 
 # %% ../nbs/14_lstm_chunking.ipynb #8dd370a2
-def run(seq_len:int=32, # tokens per row of a batch
+def bptt_run(seq_len:int=32, # tokens per row of a batch
         bs:int=16, # batch size
         detach:bool=True, # detach the hidden state after each batch (truncated BPTT)
         n_batches:int=8, # training batches to record

@@ -21,7 +21,7 @@ from .callback import MemRecorder
 from .data import get_image_dls
 
 # %% auto #0
-__all__ = ['checkpoint_model', 'uncheckpoint_model', 'checkpoint_saving', 'run']
+__all__ = ['checkpoint_model', 'uncheckpoint_model', 'checkpoint_saving', 'checkpoint_run']
 
 # %% ../nbs/16_checkpointing.ipynb #fb18bd12
 def _check_body(body, segments):
@@ -176,7 +176,7 @@ def uncheckpoint(self:Learner)->Learner:
     return self
 
 # %% ../nbs/16_checkpointing.ipynb #05d19a44
-def run(segments:int=3, # segments of the body; 1 = no checkpointing
+def checkpoint_run(segments:int=3, # segments of the body; 1 = no checkpointing
         bs:int=16, # batch size
         size:int=32, # image side in pixels
         n_blocks:int=8, # ConvLayers in the body after the first

@@ -28,7 +28,12 @@ def fsdp_blocks(model:nn.Module, # the model to shard
         split = m is model or (size(m) > max_share * total and
                                (isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)) or len(kids) == 1))
         return [b for c in kids for b in walk(c)] if split and kids else [m]
-    return walk(model) if total and list(model.children()) else []
+    blocks = walk(model) if total and list(model.children()) else []
+    owners = {}  # a weight shared by two blocks (a language model's tied embedding and decoder) stays with the root
+    for b in blocks:
+        for p in b.parameters(): owners.setdefault(id(p), set()).add(id(b))
+    shared = {i for ids in owners.values() if len(ids) > 1 for i in ids}
+    return [b for b in blocks if id(b) not in shared]
 
 # %% ../nbs/21_distributed.ipynb #d2100008
 def fake_world(world_size:int, # the number of devices simulated

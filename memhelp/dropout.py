@@ -18,7 +18,7 @@ from .core import track_memory, parse_bytes, check_budget, check_bool
 from .callback import MemRecorder
 
 # %% auto #0
-__all__ = ['measure_dropout', 'dropout_mask_bytes', 'run']
+__all__ = ['measure_dropout', 'dropout_mask_bytes', 'dropout_run']
 
 # %% ../nbs/18_dropout.ipynb #84883ce7
 def _storage_bytes(objs)->int:
@@ -82,7 +82,7 @@ def _random_dls(n, bs, n_in=64, seed=0)->DataLoaders:
     return DataLoaders.from_dsets(ds, ds[:bs], bs=bs, device='cpu', num_workers=0)
 
 # %% ../nbs/18_dropout.ipynb #9713b9fa
-def run(p:float=0.5, # dropout probability of both dropout layers; 0 leaves them out
+def dropout_run(p:float=0.5, # dropout probability of both dropout layers; 0 leaves them out
         bs:int=64, # batch size, 1 to 1024
         budget=None, # emulated device size, bytes or e.g. '4MiB'
         n_batches:int=2, # training batches to record, 1 to 8

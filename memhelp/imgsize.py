@@ -27,7 +27,7 @@ from .callback import MemRecorder
 from .data import make_image_folder
 
 # %% auto #0
-__all__ = ['get_dls', 'small_cnn', 'total_stride', 'min_input_size', 'run', 'progressive_resize']
+__all__ = ['get_dls', 'small_cnn', 'total_stride', 'min_input_size', 'image_size_run', 'progressive_resize']
 
 # %% ../nbs/11_image_size.ipynb #aedc94c5
 def _size_block(size, presize):
@@ -115,7 +115,7 @@ def _check_size(name, size, lo):
                      why=f" ({lo} = the model's smallest usable side, see `min_input_size`)")
 
 # %% ../nbs/11_image_size.ipynb #3e11336e
-def run(size:int=32, # side of the training images
+def image_size_run(size:int=32, # side of the training images
         bs:int=16, # batch size
         budget=None, # emulated device size (bytes or e.g. '8MiB'): past it, `OutOfMemoryError`
         n_batches:int=2, # training batches to record

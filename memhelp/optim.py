@@ -18,7 +18,7 @@ from .callback import MemRecorder
 from .data import get_image_dls
 
 # %% auto #0
-__all__ = ['OPTS', 'LIBS', 'get_opt_func', 'optimizer_state_bytes', 'run']
+__all__ = ['OPTS', 'LIBS', 'get_opt_func', 'optimizer_state_bytes', 'optimizer_run']
 
 # %% ../nbs/17_optimizers.ipynb #1626b041
 OPTS, LIBS = ('sgd', 'momentum', 'adam'), ('fastai', 'torch')
@@ -86,7 +86,7 @@ def _learner(model, opt, lib, bs, n_batches, path=None)->Learner:
     return Learner(dls, net, loss_func=nn.CrossEntropyLoss(), opt_func=get_opt_func(opt, lib), lr=1e-3)
 
 # %% ../nbs/17_optimizers.ipynb #038ba844
-def run(opt:str='adam', # 'sgd', 'momentum' or 'adam'
+def optimizer_run(opt:str='adam', # 'sgd', 'momentum' or 'adam'
         lib:str='fastai', # 'fastai' or 'torch'
         model:str='embedding', # 'embedding' (large embedding, small activations) or 'cnn' (64-pixel images)
         bs:int=16, # batch size, 1 to 32 (the image folder has 64 training images)

@@ -36,8 +36,9 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
                           check_device, check_budget, check_host_memory, check_bool)
 
 # %% auto #0
-__all__ = ['map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'predict_memory', 'measure_memory',
-           'largest_batch', 'max_batch_size', 'plan', 'plot_plan', 'memhelp_plan', 'PlanWidget']
+__all__ = ['map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'clear_caches', 'named_model',
+           'checkpoint_parts', 'predict_memory', 'measure_memory', 'largest_batch', 'max_batch_size', 'plan',
+           'plot_plan', 'memhelp_plan', 'PlanWidget']
 
 # %% ../nbs/20_planner.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -121,6 +122,7 @@ def get_model(name:str, # a torchvision classification model's name, or 'lstm_lm
               meta:bool=True, # build on the meta device (no memory, no init time)
              )->nn.Module:
     "A model by name, for planning"
+    meta = check_bool('meta', meta)
     import torchvision
     names = torchvision.models.list_models(module=torchvision.models)
     if name != 'lstm_lm' and name not in names:
@@ -323,6 +325,10 @@ def _warm_up(model, opt, splitter=None):
 
 # (id(model), opt, splitter, checkpoint) -> (weak reference to the model, mode, shadow copy, its optimizer)
 _warm_cache = {}
+def clear_caches():
+    "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
+    _warm_cache.clear(); named_model.cache_clear()
+
 def _warm_shadow(model, opt, checkpoint=0, splitter=None):
     "A shadow copy of `model` with a warmed-up optimizer, reused across predictions (copying and warming up take time)"
     key = (id(model), opt, splitter, checkpoint)
@@ -454,7 +460,10 @@ def _target_kernels(device):
 
 # %% ../nbs/20_planner.ipynb #cc0164eb
 @functools.lru_cache(maxsize=16)
-def _named_model(name): return get_model(name)  # meta models cost no memory; one per name keeps predictions warm
+def named_model(name:str, # a name for `get_model`
+               )->nn.Module:
+    "`get_model(name)` on the meta device, one per name: predictions of the same name reuse its warmed-up copy"
+    return get_model(name)
 
 def _prepare(model, checkpoint):
     name = model if isinstance(model, str) else type(model).__name__
@@ -462,22 +471,22 @@ def _prepare(model, checkpoint):
         raise ValueError(f"checkpoint: must be 0 (off) or a number of segments, got {checkpoint!r}")
     if not isinstance(model, (str, nn.Module)):
         raise ValueError(f"model: must be an nn.Module or a model name, got {type(model).__name__}")
-    model = _named_model(model) if isinstance(model, str) else model
-    if checkpoint and not _bodies(model):
+    model = named_model(model) if isinstance(model, str) else model
+    if checkpoint and not checkpoint_parts(model):
         raise ValueError(f"checkpoint: {name} has no nn.Sequential part to checkpoint")
     return name, model
 
-def _bodies(model):
+def checkpoint_parts(model):
     "The parts of `model` that checkpointing splits: its `nn.Sequential` children, else the model if an `nn.Sequential`"
     # children first: fastai's body and head, a ResNet's stages (checkpointing a whole body in one piece saves nothing)
     subs = [c for c in model.children() if isinstance(c, nn.Sequential) and len(c) > 1]
     return subs or ([model] if isinstance(model, nn.Sequential) else [])
 
 def _checkpointed(model, segments):
-    "`model` with each of its `_bodies` checkpointed in `segments` segments (fewer where a body is shorter)"
+    "`model` with each of its `checkpoint_parts` checkpointed in `segments` segments (fewer where a body is shorter)"
     # the lesson's helper (16_checkpointing): one implementation to predict and to use
     from memhelp.checkpoint import checkpoint_model
-    for b in _bodies(model): checkpoint_model(b, min(segments, len(b)))
+    for b in checkpoint_parts(model): checkpoint_model(b, min(segments, len(b)))
     return model
 
 # %% ../nbs/20_planner.ipynb #5a679346
@@ -560,6 +569,9 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
     dev = check_device(device); _check_attribute(attribute, n_gpus)
+    if any(p.is_meta for p in model.parameters()):
+        raise ValueError(f"model: {name} is on the meta device (no data to train): measure a real one, e.g. "
+                         "get_model(name, meta=False); predict_memory takes either")
     if n_gpus > 1:
         if dev.type != 'cpu': raise ValueError("device: runs over several ranks are measured on CPU processes")
         n_cpu = os.cpu_count() or 1
@@ -637,8 +649,10 @@ def _rank_parts(model, checkpoint, *args)->dict:
 def _measure_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, n_inp,
                      loss_func, splitter, blocks)->MemPlan:
     "Rank 0's plan, measured on `n_gpus` CPU processes; `.ranks` holds every rank's peak"
-    ranks = run_ranks(_rank_parts, n_gpus, (model, checkpoint, opt, batch, bs // n_acc, n_inp, loss_func, precision,
-                                             strategy, blocks, splitter, 'cpu'))
+    # a real copy travels: autograd-made tensors a model holds (fastai's weight dropout) do not pickle
+    args = (_real_copy(model), checkpoint, opt, batch, bs // n_acc, n_inp, loss_func, precision, strategy, blocks,
+            splitter, 'cpu')
+    ranks = run_ranks(_rank_parts, n_gpus, args)
     p = _sharded_plan(name, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, ranks[0], True, 'cpu')
     p.ranks = [r['peak'] for r in ranks]
     return p
@@ -748,7 +762,7 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
     if 'n_acc' in kwargs:
         raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
                          "fewest micro-batches")
-    if isinstance(model, str): model = _named_model(model)
+    if isinstance(model, str): model = named_model(model)
     peak = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs).peak)
     if peak(1) > budget: return 0
     if peak(limit) <= budget: return limit
@@ -812,7 +826,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
         )->pd.DataFrame:
     "Predicted peak of each way to train with batch `target_bs` in `budget`, with its cost"
     budget, name = check_budget(budget), model if isinstance(model, str) else type(model).__name__
-    if isinstance(model, str): model = _named_model(model)
+    if isinstance(model, str): model = named_model(model)
     predict, rows = _predictor(model, input_shape, target_bs, **kwargs), []
     def add(kind, settings, **kw):
         p = predict(**{'precision': precision, 'opt': opt, **kw})
@@ -827,7 +841,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
     both = precision == 'fp32' and not alone
     if both and (nb := _fewest_micro_batches(predict, target_bs, budget, precision='bf16', opt=opt)):
         add('bf16 + accumulate', f'bf16, n_acc={nb}', precision='bf16', n_acc=nb)
-    if _bodies(model): add('checkpoint', 'checkpoint=2 segments per block', checkpoint=2)
+    if checkpoint_parts(model): add('checkpoint', 'checkpoint=2 segments per block', checkpoint=2)
     if input_shape is not None and len(input_shape) == 3 and (side := _largest_size(
             lambda s: predict(s, precision=precision, opt=opt), input_shape, budget)):
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))

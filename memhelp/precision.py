@@ -25,7 +25,7 @@ from .callback import MemRecorder
 from .data import get_image_dls
 
 # %% auto #0
-__all__ = ['small_cnn', 'DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'LSTMLM', 'run']
+__all__ = ['small_cnn', 'DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'LSTMLM', 'precision_run']
 
 # %% ../nbs/13_mixed_precision.ipynb #5f47bba6
 def small_cnn(n_out:int=4, # classes
@@ -231,7 +231,7 @@ class LSTMLM(nn.Module):
 # %% ../nbs/13_mixed_precision.ipynb #5d319bd2
 _PRECISIONS = ('fp32', 'bf16', 'fp16')
 
-def run(precision:str='bf16', # 'fp32', 'bf16' or 'fp16' (autocast with a `GradScaler`)
+def precision_run(precision:str='bf16', # 'fp32', 'bf16' or 'fp16' (autocast with a `GradScaler`)
         bs:int=32, # batch size
         size:int=32, # image side in pixels
         budget=None, # emulated device size, bytes or e.g. '64MiB'

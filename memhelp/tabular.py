@@ -23,7 +23,7 @@ from .core import parse_bytes, check_int, check_host_memory, check_budget
 from .callback import MemRecorder
 
 # %% auto #0
-__all__ = ['CAT_NAMES', 'CONT_NAMES', 'tabular_df', 'tabular_pandas', 'tabular_memory', 'run', 'select_columns']
+__all__ = ['CAT_NAMES', 'CONT_NAMES', 'tabular_df', 'tabular_pandas', 'tabular_memory', 'tabular_run', 'select_columns']
 
 # %% ../nbs/19_tabular.ipynb #ecaa747d
 CAT_NAMES = ['state', 'product', 'weekday', 'store_id', 'colour']
@@ -97,7 +97,7 @@ def _learner(bs, columns):
     return tabular_learner(dls)
 
 # %% ../nbs/19_tabular.ipynb #4a69f8f9
-def run(bs:int=256, # rows per batch, 1 to 3200 (the training rows)
+def tabular_run(bs:int=256, # rows per batch, 1 to 3200 (the training rows)
         columns:str='all', # 'all' the table's columns, or 'kept' (after `select_columns`)
         budget=None, # emulated device size, bytes or e.g. '8MiB'
         n_batches:int=2, # training batches to record, 1 to 4

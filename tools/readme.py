@@ -9,9 +9,8 @@ from nbclient import NotebookClient
 from nbconvert import MarkdownExporter
 
 root = Path(__file__).resolve().parent.parent
-_directive = re.compile(r'^\s*#\|\s*(.*)$')
-
-def _directives(cell): return [m.group(1).strip() for l in cell.source.splitlines() if (m := _directive.match(l))]
+sys.path.insert(0, str(root/'tools'))
+from build_docs import directives  # one reader of nbdev's `#|` lines for both tools
 
 def render() -> str:
     "README text: index.ipynb executed, less its hidden cells, the inputs of `hide_input` cells and nbdev's `#|` lines"
@@ -19,9 +18,9 @@ def render() -> str:
     NotebookClient(nb, timeout=600, kernel_name='python3', resources={'metadata': {'path': str(root/'nbs')}}).execute()
     cells = []
     for c in nb.cells:
-        ds = _directives(c)
+        ds, body = directives(c.source) if c.cell_type == 'code' else ({}, c.source)
         if 'hide' in ds or any(d.startswith('export') for d in ds): continue
-        c.source = '' if 'hide_input' in ds else '\n'.join(l for l in c.source.splitlines() if not _directive.match(l)).strip()
+        c.source = '' if 'hide_input' in ds else body.strip()
         if c.cell_type == 'markdown': c.source = re.sub(r'^> ', '', c.source, flags=re.M)  # nbdev's summary line
         if c.cell_type == 'code':  # keep what a reader needs: text and markdown, not images or widget state
             c.outputs = [o for o in c.outputs if (o.get('output_type') == 'stream' and o.get('name') == 'stdout')
