@@ -72,6 +72,7 @@ def _ddp(model):
     ddp.reducer = _NoRebuild(ddp.reducer)
     return ddp
 
+# %% ../nbs/21_distributed.ipynb #d2100010
 def _fsdp(model, blocks):
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.device_mesh import init_device_mesh
@@ -91,7 +92,7 @@ def shard_model(model:nn.Module, # the model: FSDP shards it in place, DDP wraps
         raise ValueError("strategy: no process group is initialized: use `fake_world` or `run_ranks`")
     return _ddp(model) if strategy == 'ddp' else _fsdp(model, blocks)
 
-# %% ../nbs/21_distributed.ipynb #d2100012
+# %% ../nbs/21_distributed.ipynb #d2100013
 # A process that has run autograd cannot fork one that does (PyTorch refuses): the ranks are forked from a fresh server
 # process instead, which imports PyTorch and memhelp once per session; Windows has no such server and spawns them
 _CTX = mp.get_context('forkserver' if 'forkserver' in mp.get_all_start_methods() else 'spawn')
@@ -102,52 +103,66 @@ def _free_port()->int:
 
 def _rank_main(rank, world, port, fn, args, q):
     "One rank: join the gloo group, run `fn(*args)`, send back (rank, ok, result or the error)"
-    torch.set_num_threads(1)  # the ranks share the cores (and a forked OpenMP pool must not be used)
+    torch.set_num_threads(1)  # the ranks share the cores
     try:
         dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
         try: q.put((rank, True, fn(*args)))
         finally: dist.destroy_process_group()
     except BaseException as e: q.put((rank, False, f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"))
 
+# %% ../nbs/21_distributed.ipynb #d2100014
+def _check_ranks(fn, n_procs, args, timeout)->int:
+    hi = max(4 * (os.cpu_count() or 1), 2)
+    n = check_int('n_procs', n_procs, hi=hi, why=' (four processes per CPU core at most)')
+    if dist.is_initialized(): raise ValueError("n_procs: this process is already in a process group")
+    if not callable(fn): raise ValueError(f"fn: must be callable, got {fn!r}")
+    if not isinstance(args, (tuple, list)): raise ValueError(f"args: must be a tuple of fn's arguments, got {args!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float('inf'):
+        raise ValueError(f"timeout: must be a positive number of seconds, got {timeout!r}")
+    return n
+
+def _start(procs):
+    try:
+        for p in procs: p.start()
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        raise ValueError(f"fn: it and its arguments must pickle to reach the ranks' processes ({e}); a class or "
+                         "function defined in a notebook does not: define it in a module") from None
+
+def _collect(q, procs, n, timeout)->dict:
+    "What the `n` ranks send back, by rank; a rank's error, a dead process or the timeout raised here"
+    res, end = {}, time.time() + timeout
+    while len(res) < n:
+        try: rank, ok, out = q.get(timeout=1)
+        except queue.Empty:
+            gone = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            if gone: raise RuntimeError(f"a rank's process died before reporting (exit code {gone[0]}; -9 is "
+                                        "usually the system out of host memory): see its output") from None
+            if time.time() > end: raise TimeoutError(f"timeout: the ranks took more than {timeout} s") from None
+            continue
+        if not ok: raise RuntimeError(f"rank {rank} failed: {out}")
+        res[rank] = out
+    return res
+
+# %% ../nbs/21_distributed.ipynb #d2100015
 def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes back (it must pickle)
               n_procs:int=2, # processes, one rank each
               args:tuple=(), # `fn`'s arguments (pickled: tensors travel through shared memory)
               timeout:float=300, # seconds before the ranks are stopped and a TimeoutError raised
              )->list:
     "Run `fn(*args)` in `n_procs` CPU processes joined in a gloo process group: what each returned, by rank"
-    hi = 4 * (os.cpu_count() or 1)
-    n = check_int('n_procs', n_procs, hi=max(hi, 2), why=' (four processes per CPU core at most)')
-    if not callable(fn): raise ValueError(f"fn: must be callable, got {fn!r}")
-    if not isinstance(args, (tuple, list)): raise ValueError(f"args: must be a tuple of fn's arguments, got {args!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float('inf'):
-        raise ValueError(f"timeout: must be a positive number of seconds, got {timeout!r}")
-    if dist.is_initialized(): raise ValueError("n_procs: this process is already in a process group")
-    q, port, res = _CTX.Queue(), _free_port(), {}
+    n = _check_ranks(fn, n_procs, args, timeout)
+    q, port, done = _CTX.Queue(), _free_port(), False
     procs = [_CTX.Process(target=_rank_main, args=(r, n, port, fn, args, q), daemon=True) for r in range(n)]
     try:
-        try:
-            for p in procs: p.start()
-        except (pickle.PicklingError, AttributeError, TypeError) as e:
-            raise ValueError(f"fn: it and its arguments must pickle to reach the ranks' processes ({e}); a class or "
-                             "function defined in a notebook does not: define it in a module") from None
-        end = time.time() + timeout
-        while len(res) < n:
-            try: rank, ok, out = q.get(timeout=1)
-            except queue.Empty:
-                gone = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
-                if gone: raise RuntimeError(f"a rank's process died before reporting (exit code {gone[0]}; -9 is "
-                                            "usually the system out of host memory): see its output") from None
-                if time.time() > end: raise TimeoutError(f"timeout: the ranks took more than {timeout} s") from None
-                continue
-            if not ok: raise RuntimeError(f"rank {rank} failed: {out}")
-            res[rank] = out
+        _start(procs)
+        res = _collect(q, procs, n, timeout); done = True
         return [res[r] for r in range(n)]
     finally:  # on an error or Ctrl-C too: no process outlives the call
-        for p in (p for p in procs if p.pid is not None):  # started ones
-            p.join(timeout=10 if len(res) == n else 0)
+        for p in (p for p in procs if p.pid is not None):  # the started ones
+            p.join(timeout=10 if done else 0)
             if p.is_alive(): p.kill(); p.join()
 
-# %% ../nbs/21_distributed.ipynb #d2100015
+# %% ../nbs/21_distributed.ipynb #d2100020
 def zero_estimates(model:nn.Module, # the model whose states DeepSpeed would shard
                    n_gpus:int, # the number of GPUs
                   )->dict:

@@ -245,6 +245,7 @@ def precision_run(precision:str='bf16', # 'fp32', 'bf16' or 'fp16' (autocast wit
     learn = Learner(get_image_dls(size=size, bs=bs, gen_size=64, device=device), small_cnn(),
                     loss_func=nn.CrossEntropyLoss())
     if precision != 'fp32': learn.to_amp(precision)
+    check_int('n_batches', n_batches, hi=len(learn.dls.train), why=' (the training batches of one epoch)')
     rec = MemRecorder(budget=budget, n_batches=n_batches)
     with learn.no_bar(), learn.no_logging(): learn.fit(1, cbs=rec)
     return rec

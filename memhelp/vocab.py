@@ -224,6 +224,7 @@ def _fit_lm(dls, emb_sz, n_hid, opt, budget, n_batches, seed):
     torch.manual_seed(seed)
     cfg = dict(awd_lstm_lm_config, emb_sz=emb_sz, n_hid=n_hid, n_layers=2)
     learn = language_model_learner(dls, AWD_LSTM, config=cfg, pretrained=False, opt_func=_OPT_FUNCS[opt])
+    check_int('n_batches', n_batches, hi=len(learn.dls.train), why=' (the training batches of one epoch)')
     rec = MemRecorder(budget=budget, n_batches=n_batches)
     with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
     return rec
