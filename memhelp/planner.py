@@ -597,6 +597,8 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
 def _check_gpus(n_gpus, strategy, blocks=None):
     check_int('n_gpus', n_gpus, hi=2**16, why=' (ranks of a simulated world)')
     check_choice('strategy', strategy, ('ddp', 'fsdp'))
+    if n_gpus > 1 and torch.distributed.is_initialized():
+        raise ValueError("n_gpus: this process is already in a process group (a distributed job?): plan from outside it")
     if blocks is not None and not callable(blocks):
         raise ValueError(f"blocks: must be a function from the model to its submodules, got {type(blocks).__name__}")
 
