@@ -17,6 +17,7 @@ from fastai.callback.training import GradientAccumulation
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
 from .core import parse_bytes, check_host_memory, check_budget, check_int
 from .callback import MemRecorder
+from .models import mlp
 
 # %% auto #0
 __all__ = ['accumulation_steps', 'grad_accum', 'accumulation_run', 'split_run']
@@ -32,10 +33,7 @@ def _synthetic_dls(n, bs, n_in=128, seed=0)->DataLoaders:
 def _mlp(n_in=128, hidden=128, depth=4, bn=False, n_out=4)->nn.Sequential:
     "A seeded ReLU MLP with `depth` hidden layers of width `hidden`, with batch norm after each if `bn`"
     torch.manual_seed(0)
-    layers = []
-    for i in range(depth):
-        layers += [nn.Linear(n_in if i == 0 else hidden, hidden), *([nn.BatchNorm1d(hidden)] if bn else []), nn.ReLU()]
-    return nn.Sequential(*layers, nn.Linear(hidden, n_out))
+    return mlp(n_in, hidden, depth, n_out, bn=bn)
 
 # %% ../nbs/15_accumulation.ipynb #9ef6f584
 def _steps(eff_bs, micro_bs, micro_name='micro_bs')->int:
@@ -92,9 +90,8 @@ def accumulation_run(micro_bs:int=64, # samples per forward/backward pass
     n_steps = check_int('n_steps', n_steps)
     check_host_memory(eff_bs * n_steps * (128 * 4 + 8), 'eff_bs', ' (the data: eff_bs × n_steps rows of 128 floats)')
     check_budget(budget)
-    learn, rec = _acc_learner(micro_bs, eff_bs, n_steps), MemRecorder(budget=budget, n_batches=n_steps)
-    with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
-    return rec
+    learn = _acc_learner(micro_bs, eff_bs, n_steps)
+    with learn.no_bar(): return learn.mem_profile(n_steps, budget=budget, show_plot=False)
 
 # %% ../nbs/15_accumulation.ipynb #15da0001
 def split_run(eff_bs:int=512, # samples per optimizer step

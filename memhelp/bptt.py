@@ -107,6 +107,7 @@ class _RetainGraph(Callback):
         self.learn.loss_grad.backward(retain_graph=True)
         raise CancelBackwardException()
 
+# %% ../nbs/14_lstm_chunking.ipynb #2b83ee7b
 def lm_learner(seq_len:int=32, # tokens per row of a batch
                bs:int=16, # batch size (mini-streams)
                detach:bool=True, # truncated BPTT; False keeps the graph of every batch (`retain_graph=True`)
@@ -139,11 +140,9 @@ def bptt_run(seq_len:int=32, # tokens per row of a batch
     learn = lm_learner(seq_len, bs, detach, device=device)
     n_batches = check_int('n_batches', n_batches, hi=len(learn.dls.train),
                           why=f' (the batches in one epoch at bs={bs}, seq_len={seq_len})')
-    rec = MemRecorder(budget=budget, n_batches=n_batches)
     try:
-        with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
+        with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)
     finally: learn.model.reset()
-    return rec
 
 # %% ../nbs/14_lstm_chunking.ipynb #905aab66
 def graph_size(t:torch.Tensor, # a tensor (a loss), usually with a `grad_fn`

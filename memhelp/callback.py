@@ -19,44 +19,76 @@ from .core import (track_memory, model_memory, state_tensors, fmt_bytes, memory_
                           check_budget, check_device, check_int, check_bool)
 
 # %% auto #0
-__all__ = ['MemRecorder', 'restored_after']
+__all__ = ['ClosingCallback', 'MemRecorder', 'restored_after']
+
+# %% ../nbs/01_callback.ipynb #c07e0d03
+class ClosingCallback(Callback):
+    "A callback that holds contexts open during `fit` and leaves them when fastai detaches it, also after `fit` raised"
+    _stack = None
+    def hold(self, cm):
+        "Enter context manager `cm` until `close`; returns what it yields"
+        if self._stack is None: self._stack = ExitStack()
+        return self._stack.enter_context(cm)
+    def close(self):
+        "Leave every context `hold` entered, newest first (idempotent)"
+        if self._stack is not None: stack, self._stack = self._stack, None; stack.close()
+    def after_fit(self): self.close()
+    def detached(self):
+        "Called as fastai detaches the callback (`self.learn` is still the learner here)"
+        self.close()
+    @property
+    def learn(self): return self.__dict__.get('_learn')
+    @learn.setter
+    def learn(self, learner):
+        if learner is None: self.detached()
+        self.__dict__['_learn'] = learner
+
+# %% ../nbs/01_callback.ipynb #c07e0d01
+def _recorder_trace(learn, device, budget, attribute:bool):
+    "The context a `MemRecorder` measures `learn`'s fit with: plain tracking, or attribution (`memhelp.peak`)"
+    dev = device or learn.dls.device
+    if attribute:
+        # `memhelp.peak` builds on this module (it restores learners with `restored_after`): imported when asked
+        from memhelp.peak import attribute_memory
+        return attribute_memory(learn.model, learn.opt, device=dev, budget=budget)
+    # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
+    return track_memory(dev, budget, in_use=state_tensors(learn.model, learn.opt))
+
+# %% ../nbs/01_callback.ipynb #c07e0d05
+def _phase_row(learn, phase, base:int, cur:int, window_peak:int)->dict:
+    "A `MemRecorder` row: the model's state at the start (`base`) plus what training allocated since (`cur`)"
+    mm, total = model_memory(learn.model, learn.opt), base + cur
+    return dict(epoch=learn.epoch, iter=learn.iter, phase=phase, bytes=total, peak=base + window_peak,
+                **mm, activations=total - sum(mm.values()))
+
+def _largest_since(trace, start:int)->tuple:
+    "What was largest at the peak of an attributed `trace` since operator `start`, and where the next phase starts"
+    from memhelp.peak import peak_top  # `memhelp.peak` builds on this module: imported when asked
+    top = peak_top(trace, start)
+    return (f"{top[0]}: {top[1]}" if top else ''), len(trace.attribution.ops)
 
 # %% ../nbs/01_callback.ipynb #09b74af8
 _PHASES = ('forward', 'loss', 'backward', 'step')
 
-class MemRecorder(Callback):
+class MemRecorder(ClosingCallback):
     "Record memory after each phase of every training batch (forward, loss, backward, step)"
-    order = 60  # after the callbacks that change the batch or the loss
-    run_valid = False
+    order, run_valid = 60, False  # after the callbacks that change the batch or the loss; training only
     def __init__(self, budget=None, # emulated device size (bytes or e.g. '256MiB'): the model's state counts against it
                  device=None, # device to measure; the `DataLoaders`' device when None
-                 # stop `fit` after this many optimizer steps (training batches, or accumulated groups)
-                 n_batches:int|None=None,
-                 # also know what dominates each phase's peak: module and kind (`memhelp.peak`; slower, for profiles)
-                 attribute:bool=False,
+                 n_batches:int|None=None, # stop `fit` after this many optimizer steps (batches, or accumulated groups)
+                 attribute:bool=False, # also know each phase peak's module and kind (`memhelp.peak`; slower)
                 ):
         if n_batches is not None: check_int('n_batches', n_batches)
-        check_budget(budget)  # a bad budget or device is refused here, not inside `fit`
+        check_budget(budget); check_bool('attribute', attribute)  # refused here, not inside `fit`
         if device is not None: check_device(device)
-        check_bool('attribute', attribute)
-        self.budget,self.device,self.n_batches,self.rows,self.trace = budget,device,n_batches,[],None
-        self.attribute, self._adopted = attribute, 0
-        self._stack = None
+        self.budget,self.device,self.n_batches,self.attribute = budget,device,n_batches,attribute
+        self.rows, self.trace, self._adopted = [], None, 0
 
     def before_fit(self):
         self.close()  # a fit that raised leaves its trace open: close it first
-        self.rows, self._base = [], model_memory(self.learn.model, self.learn.opt)
-        self._stack, dev = ExitStack(), self.device or self.learn.dls.device
-        if self.attribute:
-            # `memhelp.peak` builds on this module (it restores learners with `restored_after`): imported when asked
-            from memhelp.peak import attribute_memory
-            self.trace = self._stack.enter_context(attribute_memory(self.learn.model, self.learn.opt, device=dev,
-                                                                    budget=self.budget))
-            self._adopted, self._row = self.trace.current, 0  # the state it counts from the start; where a phase began
-        else:  # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
-            self.trace = self._stack.enter_context(track_memory(dev, self.budget,
-                                                                in_use=state_tensors(self.learn.model, self.learn.opt)))
-        self._count = 0
+        self.rows, self._base, self._count = [], model_memory(self.learn.model, self.learn.opt), 0
+        self.trace = self.hold(_recorder_trace(self.learn, self.device, self.budget, self.attribute))
+        if self.attribute: self._adopted, self._row = self.trace.current, 0  # the state counted from the start
 
     def after_pred(self): self._record('forward')
     def after_loss(self): self._record('loss')
@@ -64,30 +96,11 @@ class MemRecorder(Callback):
     def after_step(self):
         self._record('step'); self._count += 1
         if self.n_batches is not None and self._count >= self.n_batches: raise CancelFitException()
-    def after_fit(self): self.close()
-
-    def close(self):
-        "Stop measuring (idempotent); called at the end of `fit`, and when the recorder is removed after an error"
-        if self._stack is not None: stack, self._stack = self._stack, None; stack.close()
-
-    # fastai detaches a callback by setting `learn = None`, also when `fit` raised: close the trace then
-    @property
-    def learn(self): return self.__dict__.get('_learn')
-    @learn.setter
-    def learn(self, learner):
-        if learner is None: self.close()
-        self.__dict__['_learn'] = learner
 
     def _record(self, phase):
         cur, window_peak = (v - self._adopted for v in self.trace.mark())
-        mm, base = model_memory(self.learn.model, self.learn.opt), sum(self._base.values())
-        total = base + cur  # the model's state at the start, plus what training allocated since
-        row = dict(epoch=self.learn.epoch, iter=self.learn.iter, phase=phase, bytes=total, peak=base + window_peak,
-                   **mm, activations=total - sum(mm.values()))
-        if self.attribute:  # what was largest at this phase's peak
-            from memhelp.peak import peak_top
-            top, self._row = peak_top(self.trace, self._row), len(self.trace.attribution.ops)
-            row['largest'] = f"{top[0]}: {top[1]}" if top else ''
+        row = _phase_row(self.learn, phase, sum(self._base.values()), cur, window_peak)
+        if self.attribute: row['largest'], self._row = _largest_since(self.trace, self._row)
         self.rows.append(row)
 
 # %% ../nbs/01_callback.ipynb #09797dc7
@@ -112,9 +125,21 @@ def label(self:MemRecorder)->str:
     "What the figures measure, e.g. 'tracked tensor bytes (CPU)'"
     return self.trace.label if self.trace is not None else memory_label(self.device)
 
-# %% ../nbs/01_callback.ipynb #6cfec672
+# %% ../nbs/01_callback.ipynb #c07e0f01
 _COLORS = {'parameters': '#4C72B0', 'gradients': '#DD8452', 'optimizer': '#55A868', 'activations': '#C44E52'}
 
+def _peak_bar(ax, df):
+    "The categories at the run's peak, stacked on `ax`"
+    top = df.loc[df.peak.idxmax()]
+    parts = {k: top[k] for k in ('parameters', 'gradients', 'optimizer')}
+    parts['activations'] = top.peak - sum(parts.values())
+    bottom = 0
+    for k, v in parts.items():
+        ax.bar(0, v / 2**20, bottom=bottom, color=_COLORS[k], label=f'{k}: {fmt_bytes(v)}'); bottom += v / 2**20
+    ax.set_xticks([]); ax.set_ylabel('MiB'); ax.set_title(f'at the peak: {fmt_bytes(top.peak)}', fontsize=10)
+    ax.legend(fontsize=7, loc='lower center', bbox_to_anchor=(0.5, -0.45))
+
+# %% ../nbs/01_callback.ipynb #6cfec672
 @patch
 def plot(self:MemRecorder, figsize=(11, 3.6), # size of the figure
          title:str|None=None, # title above the timeline
@@ -135,14 +160,7 @@ def plot(self:MemRecorder, figsize=(11, 3.6), # size of the figure
     ax.set_xlabel('training batch (its phases: the markers after it)'); ax.set_ylabel(f'{self.label}, MiB')
     ax.legend(fontsize=7, ncol=3)
     ax.set_title(title or f'Memory per phase ({self.label})', fontsize=10)
-    top = df.loc[df.peak.idxmax()]
-    parts = {k: top[k] for k in ('parameters', 'gradients', 'optimizer')}
-    parts['activations'] = top.peak - sum(parts.values())
-    bottom = 0
-    for k, v in parts.items():
-        axb.bar(0, v / 2**20, bottom=bottom, color=_COLORS[k], label=f'{k}: {fmt_bytes(v)}'); bottom += v / 2**20
-    axb.set_xticks([]); axb.set_ylabel('MiB'); axb.set_title(f'at the peak: {fmt_bytes(top.peak)}', fontsize=10)
-    axb.legend(fontsize=7, loc='lower center', bbox_to_anchor=(0.5, -0.45))
+    _peak_bar(axb, df)
     fig.tight_layout()
     return fig
 
@@ -151,6 +169,7 @@ class _SkipValid(Callback):
     "Skip validation: profiling measures training"
     def before_validate(self): raise CancelValidException()
 
+# %% ../nbs/01_callback.ipynb #13a9a5ea
 @contextmanager
 def restored_after(learn:Learner, # the Learner a block trains
                   ):
@@ -165,6 +184,7 @@ def restored_after(learn:Learner, # the Learner a block trains
         if not had_opt: learn.opt = None
         for p in no_grad: p.grad = None  # gradients the run created are freed too
 
+# %% ../nbs/01_callback.ipynb #6e9a2eab
 @patch
 def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the data is cycled if it has fewer)
                 budget=None, # emulated memory limit, bytes or e.g. '512MiB'

@@ -192,6 +192,4 @@ def checkpoint_run(segments:int=3, # segments of the body; 1 = no checkpointing
     learn = Learner(dls, _cnn(n_blocks, width, dls.c), loss_func=nn.CrossEntropyLoss(), opt_func=Adam)
     learn.checkpoint(segments, body=learn.model[0])
     check_int('n_batches', n_batches, hi=len(learn.dls.train), why=' (the training batches of one epoch)')
-    rec = MemRecorder(budget=budget, n_batches=n_batches)
-    with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
-    return rec
+    with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)

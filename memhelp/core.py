@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 import numpy as np
 import torch
+from fastcore.basics import patch
 from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
 from torch.utils._pytree import tree_flatten
 from torch._subclasses.fake_tensor import FakeTensor
@@ -38,6 +39,7 @@ def check_device(device, # 'cpu', 'cuda', 'cuda:1', a `torch.device`, or None fo
         if dev.index is None: dev = torch.device('cuda', torch.cuda.current_device())
     return dev
 
+# %% ../nbs/00_core.ipynb #8a0f75f8
 def memory_label(device=None, # the device measured
                  backend:str|None=None, # 'cuda' or 'tracked'; the device's default when None
                 )->str:
@@ -62,6 +64,7 @@ def check_int(name:str, # the argument's name, for the message
         raise ValueError(f"{name}: must be an integer {rng}{why}, got {v!r}")
     return int(v)
 
+# %% ../nbs/00_core.ipynb #9cc57f1c
 def check_budget(budget, # an emulated device size: bytes, or e.g. '8GB'; None for none
                 )->int|None:
     "`budget` in bytes (None stays None), or a ValueError naming `budget`: unreadable, not finite, or not positive"
@@ -78,6 +81,7 @@ def check_bool(name:str, # the argument's name, for the message
     if not isinstance(v, (bool, np.bool_)): raise ValueError(f"{name}: must be True or False, got {v!r}")
     return bool(v)
 
+# %% ../nbs/00_core.ipynb #53bb4980
 def check_choice(name:str, # the argument's name, for the message
                  v, # the value given
                  choices, # the values accepted
@@ -153,6 +157,7 @@ def _storages(x):
         except (RuntimeError, NotImplementedError): pass  # sparse tensors have no single storage
     return res
 
+# %% ../nbs/00_core.ipynb #e40cbb10
 def round_up(n:int, # a number of bytes
              to:int=512, # the block size: 512 is CUDA's caching allocator's
             )->int:
@@ -161,6 +166,7 @@ def round_up(n:int, # a number of bytes
         raise ValueError(f"to: must be an integer >= 1, got {to!r}")
     return -(-n // to) * to
 
+# %% ../nbs/00_core.ipynb #7c598a19
 _alias_cache = {}
 def _returns_alias(func)->tuple:
     "For each return of aten op `func`: does it alias an input (a view, or an in-place/`out=` result)?"
@@ -176,6 +182,7 @@ def _input_storages(func, args, kwargs)->set:
     if func.namespace in ('aten', 'prims'): return set()
     return {id(s) for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor) for s in _storages(a)}
 
+# %% ../nbs/00_core.ipynb #98a30772
 # Every storage a tracker saw made, while it lives: id(storage) -> [weak reference, bytes, device type, trackers that
 # count it, the session whose block ran out of its budget made it (or None)]. What a failed step leaves referenced (its
 # graph, say) stays on a real device and fills it: that session's later budgets charge it. (Other leftovers are not
@@ -193,6 +200,7 @@ def _freed(key):
     if e is not None:
         for tr in e[3]: tr._release(key)
 
+# %% ../nbs/00_core.ipynb #e12a3cd1
 # FSDP frees and regrows its gathered parameters with `UntypedStorage.resize_`, which no operator sees: while a block
 # is tracked, the method also tells the trackers that count the storage
 _storage_resize, _watching = torch.UntypedStorage.resize_, [0]
@@ -206,8 +214,19 @@ def _watch_resizes(on:bool):
     _watching[0] += 1 if on else -1
     torch.UntypedStorage.resize_ = _tracked_resize if _watching[0] else _storage_resize
 
-class _StorageTracker(TorchDispatchMode):
-    "Counts live bytes of the storages created on `device_type` while active; calls `on_over` past `budget`"
+# %% ../nbs/00_core.ipynb #c07e0b01
+def _live_entry(st, t, device_type)->list:
+    "`_LIVE`'s entry for storage `st` of tensor `t`, made on first sight: [weakref, bytes, device, trackers, session]"
+    key = id(st)  # a storage keeps one Python object while it lives, and its weak reference fires when it is freed
+    e = _LIVE.get(key)
+    if e is None:  # shape-only (fake) tensors take no memory of the device: never in use later
+        _LIVE[key] = e = [weakref.ref(st, lambda _, key=key, freed=_freed: freed(key)), 0,
+                          'fake' if isinstance(t, FakeTensor) else device_type, [], None]
+    return e
+
+# %% ../nbs/00_core.ipynb #c07e0b02
+class _StorageBook:
+    "What a tracker counts: bytes per storage alive now (`current`, `peak`) and bytes charged as already in use"
     def __init__(self, device_type, budget=None, on_over=None, round_to=1):
         super().__init__()
         self.device_type,self.budget,self.on_over,self.round_to = device_type,budget,on_over,round_to
@@ -228,6 +247,15 @@ class _StorageTracker(TorchDispatchMode):
             self.charged[key] = n; self.outside += n
             if key in _LIVE: _LIVE[key][3].append(self)
 
+    def stop(self):
+        "Forget every storage, so frees after the block no longer reach this tracker"
+        for key in [*self.nbytes, *self.charged]:
+            if key in _LIVE: _LIVE[key][3] = [tr for tr in _LIVE[key][3] if tr is not self]
+        self.nbytes.clear(); self.charged.clear()
+
+# %% ../nbs/00_core.ipynb #c07e0b03
+class _StorageCounter(_StorageBook):
+    "Counts the storages behind tensors it is shown, and their growth"
     def _seen(self, t, aliased, inputs=()):
         "Count the storage behind output `t`; a view or in-place result (or an input, in `inputs`) only if we made it"
         if t.device.type != self.device_type: return
@@ -236,15 +264,10 @@ class _StorageTracker(TorchDispatchMode):
             return
         try: st = t.untyped_storage()
         except (RuntimeError, NotImplementedError): return  # sparse tensors have no single storage
-        key = id(st)  # a storage keeps one Python object while it lives, and its weak reference fires when it is freed
-        old = self.nbytes.get(key)
+        key, old = id(st), self.nbytes.get(id(st))
         if old is None:
             if aliased or key in inputs: return
-            e = _LIVE.get(key)
-            if e is None:  # shape-only (fake) tensors take no memory of the device: never in use later
-                _LIVE[key] = e = [weakref.ref(st, lambda _, key=key, freed=_freed: freed(key)), 0,
-                                  'fake' if isinstance(t, FakeTensor) else self.device_type, [], None]
-            e[3].append(self)
+            _live_entry(st, t, self.device_type)[3].append(self)
             old = 0
         n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages
         self.current += n - old
@@ -260,12 +283,9 @@ class _StorageTracker(TorchDispatchMode):
         if n != old and self.observer is not None: self.observer.grew(key, n - old, None)
         self.peak, self.window_peak = max(self.peak, self.current), max(self.window_peak, self.current)
 
-    def stop(self):
-        "Forget every storage, so frees after the block no longer reach this tracker"
-        for key in [*self.nbytes, *self.charged]:
-            if key in _LIVE: _LIVE[key][3] = [tr for tr in _LIVE[key][3] if tr is not self]
-        self.nbytes.clear(); self.charged.clear()
-
+# %% ../nbs/00_core.ipynb #8e8f2340
+class _StorageTracker(_StorageCounter, TorchDispatchMode):
+    "Counts live bytes of the storages created on `device_type` while active; calls `on_over` past `budget`"
     # This runs for every operator, so it avoids `tree_flatten` for the common outputs: a tensor, or a tuple/list of
     # them
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -281,13 +301,17 @@ class _StorageTracker(TorchDispatchMode):
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
         if self.budget is not None and self.current + self.outside > self.budget:
-            current, grew = self.current, self.current - before  # before the failed op's outputs are freed
-            session = _session()
-            for key in self.nbytes:  # what the failed step keeps referenced after the error stays in use
-                if key in _LIVE: _LIVE[key][4] = session
+            current, grew = self._keep_failed(before)  # before the failed op's outputs are freed
             out = t = None  # drop our references so the failed op's outputs are freed with the error
             self.on_over(current, grew, func)
         return out
+
+    def _keep_failed(self, before)->tuple:
+        "Past the budget: what the failed step keeps referenced after the error stays in use; (current, growth)"
+        session = _session()
+        for key in self.nbytes:
+            if key in _LIVE: _LIVE[key][4] = session
+        return self.current, self.current - before
 
 # %% ../nbs/00_core.ipynb #09532150
 OutOfMemoryError = getattr(torch, 'OutOfMemoryError', torch.cuda.OutOfMemoryError)
@@ -340,40 +364,48 @@ class MemTrace:
         if self.backend == 'tracked': return self._tracker.peak
         return max(self._peak_abs, torch.cuda.max_memory_allocated(self.device)) - self._start
 
-    def mark(self)->tuple:
-        "(current, peak since the previous mark), then start a new window"
-        if self.backend == 'tracked':
-            cur, win = self._tracker.current, self._tracker.window_peak
-            self._tracker.window_peak = cur
-        else:
-            _cuda_reset_peak(self.device)
-            cur, win = self.current, self._window_abs - self._start
-            self._window_abs = torch.cuda.memory_allocated(self.device)
-        return cur, max(win, cur)
+# %% ../nbs/00_core.ipynb #c07e0c01
+@patch
+def mark(self:MemTrace)->tuple:
+    "(current, peak since the previous mark), then start a new window"
+    if self.backend == 'tracked':
+        cur, win = self._tracker.current, self._tracker.window_peak
+        self._tracker.window_peak = cur
+    else:
+        _cuda_reset_peak(self.device)
+        cur, win = self.current, self._window_abs - self._start
+        self._window_abs = torch.cuda.memory_allocated(self.device)
+    return cur, max(win, cur)
 
-    def adopt(self, tensors:list)->int:
-        "Count `tensors` made before the block as in use from now on, so that freeing them shows; returns their bytes"
-        seen, n = set(), 0
-        for t in [p for x in tensors for p in _plain_tensors(x)]:
-            try: st = t.untyped_storage()
-            except (RuntimeError, NotImplementedError): continue
-            if id(st) in seen or t.device.type != self.device.type: continue
-            seen.add(id(st)); n += round_up(st.nbytes(), self._tracker.round_to if self.backend == 'tracked' else 512)
-            if self.backend == 'tracked': self._tracker._seen(t, False)
-        if self.backend == 'tracked':
-            tr = self._tracker; tr.peak, tr.window_peak = max(tr.peak, tr.current), max(tr.window_peak, tr.current)
-        else: self._start -= n  # CUDA counts them already: move the start down instead
-        return n
+# %% ../nbs/00_core.ipynb #c07e0c03
+@patch
+def adopt(self:MemTrace, tensors:list, # tensors made before the block (the model's parameters, say)
+         )->int:
+    "Count `tensors` made before the block as in use from now on, so that freeing them shows; returns their bytes"
+    seen, n = set(), 0
+    for t in [p for x in tensors for p in _plain_tensors(x)]:
+        try: st = t.untyped_storage()
+        except (RuntimeError, NotImplementedError): continue
+        if id(st) in seen or t.device.type != self.device.type: continue
+        seen.add(id(st)); n += round_up(st.nbytes(), self._tracker.round_to if self.backend == 'tracked' else 512)
+        if self.backend == 'tracked': self._tracker._seen(t, False)
+    if self.backend == 'tracked':
+        tr = self._tracker; tr.peak, tr.window_peak = max(tr.peak, tr.current), max(tr.window_peak, tr.current)
+    else: self._start -= n  # CUDA counts them already: move the start down instead
+    return n
 
-    def _over_budget(self, current, grew=None, op=None):
-        dev = f'{self.device}' + ('' if self.backend == 'cuda' else ' (tracked tensor bytes)')
-        in_use = self._tracker.outside if self.backend == 'tracked' else self.in_use
-        last = f" (the last allocation, by {op}, took {fmt_bytes(grew)})" if grew else ''
-        before = f" + {fmt_bytes(in_use)} in use before it = {fmt_bytes(current + in_use)}" if in_use else ''
-        used = f"{fmt_bytes(current)} allocated in this block{last}" + before
-        raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {used} "
-                               f"would exceed the budget of {fmt_bytes(self.budget)} ({self.budget} bytes). "
-                               "Use a smaller batch, size or model, or one of the techniques in these notebooks.")
+# %% ../nbs/00_core.ipynb #c07e0c04
+@patch
+def _over_budget(self:MemTrace, current, grew=None, op=None):
+    "Raise the emulated `OutOfMemoryError`: what the block holds, the allocation that crossed, what was in use"
+    dev = f'{self.device}' + ('' if self.backend == 'cuda' else ' (tracked tensor bytes)')
+    in_use = self._tracker.outside if self.backend == 'tracked' else self.in_use
+    last = f" (the last allocation, by {op}, took {fmt_bytes(grew)})" if grew else ''
+    before = f" + {fmt_bytes(in_use)} in use before it = {fmt_bytes(current + in_use)}" if in_use else ''
+    used = f"{fmt_bytes(current)} allocated in this block{last}" + before
+    raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {used} "
+                           f"would exceed the budget of {fmt_bytes(self.budget)} ({self.budget} bytes). "
+                           "Use a smaller batch, size or model, or one of the techniques in these notebooks.")
 
 # %% ../nbs/00_core.ipynb #ca92cd41
 def live_tracked_bytes(device_type:str='cpu', # 'cpu', 'cuda', ...
@@ -385,6 +417,7 @@ def live_tracked_bytes(device_type:str='cpu', # 'cpu', 'cuda', ...
     session = _session()
     return sum(e[1] for e in list(_LIVE.values()) if e[2] == device_type and (not failed or e[4] == session))
 
+# %% ../nbs/00_core.ipynb #1d36e164
 def _in_use_sizes(device_type, tensors, round_to)->dict:
     "id(storage) -> bytes in use before a block: what failed blocks left alive, and `tensors`"
     gc.collect()
@@ -395,6 +428,65 @@ def _in_use_sizes(device_type, tensors, round_to)->dict:
             for st in _storages(t): sizes.setdefault(id(st), round_up(st.nbytes(), round_to))
     return sizes
 
+# %% ../nbs/00_core.ipynb #c07e0a01
+def _checked_in_use(in_use)->tuple:
+    "`in_use` as (bytes, tensors)"
+    if isinstance(in_use, bool) or not isinstance(in_use, (numbers.Integral, list, tuple)):
+        raise ValueError(f"in_use: must be a number of bytes or a list of tensors, got {in_use!r}")
+    if not isinstance(in_use, numbers.Integral): return 0, in_use
+    if in_use < 0: raise ValueError(f"in_use: must be >= 0 bytes or a list of tensors, got {in_use}")
+    return in_use, []
+
+def _checked_backend(dev, backend, observer)->str:
+    "`backend`, or the device's own when None"
+    backend = backend or ('cuda' if dev.type == 'cuda' else 'tracked')
+    if backend not in ('cuda', 'tracked'): raise ValueError(f"backend: must be 'cuda' or 'tracked', got {backend!r}")
+    if backend == 'cuda' and dev.type != 'cuda': raise ValueError(f"backend: 'cuda' needs a CUDA device, got {dev}")
+    if observer is not None and backend != 'tracked': raise ValueError("observer: needs the 'tracked' backend")
+    return backend
+
+# %% ../nbs/00_core.ipynb #c07e0a02
+def _start_tracked(trace, round_to, observer, tensors):
+    "Make the dispatcher mode of a 'tracked' `trace`, with what is in use charged; returns the mode"
+    mode = trace._tracker = _StorageTracker(trace.device.type, trace.budget, trace._over_budget, round_to)
+    mode.observer = observer
+    if trace.budget is not None:
+        mode.outside = trace.in_use
+        mode.charge(_in_use_sizes(trace.device.type, tensors, round_to))
+        trace.in_use = mode.outside
+    return mode
+
+def _end_tracked(trace, mode):
+    "Final figures of a 'tracked' `trace`; its tracker forgets everything"
+    trace._peak, trace.end = mode.peak, mode.current
+    mode.stop(); mode.observer = None; _watch_resizes(False)
+
+# %% ../nbs/00_core.ipynb #c07e0a03
+def _start_cuda(trace):
+    "Start a 'cuda' `trace` at the allocator's figures; returns the budget mode, or None without a budget"
+    dev = trace.device
+    torch.cuda.synchronize(dev)
+    _cuda_reset_peak(dev)
+    trace._start = trace._peak_abs = trace._window_abs = torch.cuda.memory_allocated(dev)
+    trace._rstart = torch.cuda.memory_reserved(dev)
+    _cuda_open.append(trace)
+    if trace.budget is None: return None
+    trace.in_use = trace._start  # a real device: everything allocated is in use
+    return _CudaBudget(dev, trace._start, trace.budget - trace._start, trace._over_budget)
+
+def _end_cuda(trace):
+    "Final figures of a 'cuda' `trace`; enclosing blocks keep its peak"
+    dev = trace.device
+    torch.cuda.synchronize(dev)
+    trace._peak, trace.end = trace.peak, torch.cuda.memory_allocated(dev) - trace._start
+    trace.reserved_peak = torch.cuda.max_memory_reserved(dev) - trace._rstart
+    trace.reserved_end = torch.cuda.memory_reserved(dev) - trace._rstart
+    _cuda_open.remove(trace)
+    for t in _cuda_open:
+        if t.device == dev:
+            t._peak_abs, t._window_abs = max(t._peak_abs, trace._peak_abs), max(t._window_abs, trace._peak_abs)
+
+# %% ../nbs/00_core.ipynb #37244fa9
 @contextmanager
 def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...; CUDA if available when None
                  budget:int|str|None=None, # emulated limit (bytes or e.g. '512MiB'): past it, `OutOfMemoryError`
@@ -407,56 +499,23 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
-    backend = backend or ('cuda' if dev.type == 'cuda' else 'tracked')
-    if backend not in ('cuda', 'tracked'): raise ValueError(f"backend: must be 'cuda' or 'tracked', got {backend!r}")
-    if backend == 'cuda' and dev.type != 'cuda': raise ValueError(f"backend: 'cuda' needs a CUDA device, got {dev}")
-    if observer is not None and backend != 'tracked': raise ValueError("observer: needs the 'tracked' backend")
-    budget = check_budget(budget)
+    backend, budget = _checked_backend(dev, backend, observer), check_budget(budget)
     check_int('round_to', round_to, hi=2**30)
-    if isinstance(in_use, bool) or not isinstance(in_use, (numbers.Integral, list, tuple)):
-        raise ValueError(f"in_use: must be a number of bytes or a list of tensors, got {in_use!r}")
-    tensors = [] if isinstance(in_use, numbers.Integral) else in_use
-    in_use = in_use if isinstance(in_use, numbers.Integral) else 0
-    if in_use < 0: raise ValueError(f"in_use: must be >= 0 bytes or a list of tensors, got {in_use}")
+    in_use, tensors = _checked_in_use(in_use)
     trace = MemTrace(dev, backend, budget, in_use=in_use)
-    if backend == 'tracked':
-        mode = trace._tracker = _StorageTracker(dev.type, budget, trace._over_budget, round_to)
-        mode.observer = observer
-        if budget is not None:
-            mode.outside = in_use
-            mode.charge(_in_use_sizes(dev.type, tensors, round_to))
-            trace.in_use = mode.outside
-    else:
-        torch.cuda.synchronize(dev)
-        _cuda_reset_peak(dev)
-        trace._start = trace._peak_abs = trace._window_abs = torch.cuda.memory_allocated(dev)
-        trace._rstart = torch.cuda.memory_reserved(dev)
-        _cuda_open.append(trace)
-        if budget is not None: trace.in_use = trace._start  # a real device: everything allocated is in use
-        mode = _CudaBudget(dev, trace._start, budget - trace._start, trace._over_budget) if budget is not None else None
+    tracked = backend == 'tracked'
+    mode = _start_tracked(trace, round_to, observer, tensors) if tracked else _start_cuda(trace)
     if budget is not None and trace.in_use >= budget:
-        if backend == 'tracked': mode.stop()
+        if tracked: mode.stop()
         else: _cuda_open.remove(trace)
         raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(trace.in_use)} already in use "
                                f"leaves nothing of the budget of {fmt_bytes(budget)} ({budget} bytes).")
+    if tracked: _watch_resizes(True)
     try:
-        if backend == 'tracked': _watch_resizes(True)
         if mode is None: yield trace
         else:
             with mode: yield trace
-    finally:
-        if backend == 'tracked':
-            trace._peak, trace.end = mode.peak, mode.current
-            mode.stop(); mode.observer = None; _watch_resizes(False)
-        else:
-            torch.cuda.synchronize(dev)
-            trace._peak, trace.end = trace.peak, torch.cuda.memory_allocated(dev) - trace._start
-            trace.reserved_peak = torch.cuda.max_memory_reserved(dev) - trace._rstart
-            trace.reserved_end = torch.cuda.memory_reserved(dev) - trace._rstart
-            _cuda_open.remove(trace)
-            for t in _cuda_open:  # enclosing blocks keep this block's peak
-                if t.device == dev:
-                    t._peak_abs, t._window_abs = max(t._peak_abs, trace._peak_abs), max(t._window_abs, trace._peak_abs)
+    finally: _end_tracked(trace, mode) if tracked else _end_cuda(trace)
 
 # %% ../nbs/00_core.ipynb #c9861be8
 def _tensor_bytes(objs, seen, round_to=1)->int:
@@ -470,6 +529,7 @@ def _tensor_bytes(objs, seen, round_to=1)->int:
                 if id(st) not in seen: seen.add(id(st)); n += round_up(st.nbytes(), round_to)
     return n
 
+# %% ../nbs/00_core.ipynb #84f4c0e0
 def optimizer_state(opt, # a torch optimizer, a fastai `Optimizer` or an `OptimWrapper`
                    )->dict:
     "The optimizer's state, by parameter: {parameter: its state dict}"
@@ -488,6 +548,7 @@ def state_tensors(model:torch.nn.Module, # the model
     state = [] if opt is None else tree_flatten(_opt_state(opt))[0]
     return params + [p.grad for p in params if p.grad is not None] + state
 
+# %% ../nbs/00_core.ipynb #a5dfffed
 def model_memory(model:torch.nn.Module, # the model whose parameters are counted (shared weights once)
                  opt=None, # its optimizer (torch, fastai `Optimizer` or `OptimWrapper`), for the state
                  round_to:int=1, # count each tensor rounded up to this many bytes (CUDA's caching allocator: 512)

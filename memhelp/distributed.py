@@ -128,6 +128,7 @@ def _start(procs):
         raise ValueError(f"fn: it and its arguments must pickle to reach the ranks' processes ({e}); a class or "
                          "function defined in a notebook does not: define it in a module") from None
 
+# %% ../nbs/21_distributed.ipynb #e58d7153
 def _collect(q, procs, n, timeout)->dict:
     "What the `n` ranks send back, by rank; a rank's error, a dead process or the timeout raised here"
     res, end = {}, time.time() + timeout

@@ -16,6 +16,7 @@ from fastai.optimizer import SGD
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from .core import track_memory, parse_bytes, check_budget, check_bool
 from .callback import MemRecorder
+from .models import mlp
 
 # %% auto #0
 __all__ = ['measure_dropout', 'dropout_mask_bytes', 'dropout_run']
@@ -71,8 +72,7 @@ def dropout_mask_bytes(numel:int, # elements of the activation the dropout layer
 def _mlp(p, n_in=64, hidden=512, n_out=4)->nn.Sequential:
     "Two Linear-ReLU-Dropout blocks (dropout left out when `p` is 0) and a linear head, seeded"
     torch.manual_seed(0)
-    block = lambda ni: [nn.Linear(ni, hidden), nn.ReLU(), *([nn.Dropout(p)] if p > 0 else [])]
-    return nn.Sequential(*block(n_in), *block(hidden), nn.Linear(hidden, n_out))
+    return mlp(n_in, hidden, 2, n_out, p=p)
 
 # %% ../nbs/18_dropout.ipynb #b8b3b60a
 def _random_dls(n, bs, n_in=64, seed=0)->DataLoaders:
@@ -95,6 +95,4 @@ def dropout_run(p:float=0.5, # dropout probability of both dropout layers; 0 lea
         raise ValueError(f"n_batches: must be an integer from 1 to 8, got {n_batches!r}")
     check_budget(budget)
     learn = Learner(_random_dls(bs * n_batches, bs), _mlp(p), loss_func=nn.CrossEntropyLoss(), opt_func=SGD, lr=0.1)
-    rec = MemRecorder(budget=budget, n_batches=n_batches)
-    with learn.no_bar(), learn.no_logging(): learn.fit(1, cbs=rec)
-    return rec
+    with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)

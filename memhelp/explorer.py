@@ -61,6 +61,7 @@ def _close_widgets(w):
     todo = [w]
     while todo: w = todo.pop(); todo += list(getattr(w, 'children', ())); w.close()
 
+# %% ../nbs/02_explorer.ipynb #67598b33
 class MemExplorer:
     "Controls and a Run button: each run calls `run(**values)` and plots its memory beside all earlier runs"
     def __init__(self,
@@ -71,13 +72,12 @@ class MemExplorer:
                 ):
         if not callable(run): raise ValueError(f"run: must be callable, got {run!r}")
         if not controls: raise ValueError("controls: give at least one, e.g. bs=(8, 256, 8)")
-        self.fn, self.budget = run, None if budget is None else parse_bytes(budget)
+        self.fn, self.budget, self.records, self.last = run, None if budget is None else parse_bytes(budget), [], None
         self.controls = {k: _make_control(k, v) for k, v in controls.items()}
         sliders = [k for k, w in self.controls.items() if isinstance(w, (W.IntSlider, W.FloatSlider))]
         self.x = x or (sliders[0] if sliders else next(iter(self.controls)))
         if self.x not in self.controls:
             raise ValueError(f"x: must be one of the controls {list(self.controls)}, got {x!r}")
-        self.records, self.last = [], None
         self.button = W.Button(description='Run', button_style='primary', icon='play')
         self.status, self.out = W.HTML(), W.Output()
         me = weakref.ref(self)  # ipywidgets keeps every widget alive: a callback holding `self` would keep it too
@@ -122,6 +122,7 @@ def run(self:MemExplorer, **values):
     self.last = res if err is None else OutOfMemoryError(err)
     return self.last
 
+# %% ../nbs/02_explorer.ipynb #c0eeb4c8
 @patch(as_prop=True)
 def history(self:MemExplorer)->pd.DataFrame:
     "One row per run: the controls' values, the peak in bytes (None if it did not fit), seconds, error"
@@ -139,6 +140,7 @@ def _label(self:MemExplorer)->str:
     ok = [r for r in self.records if r['fits']]
     return getattr(self.last, 'label', None) or memory_label()
 
+# %% ../nbs/02_explorer.ipynb #e282825d
 @patch
 def plot(self:MemExplorer, ax=None):
     "Chart of every run's peak against control `x`; runs that did not fit are red crosses"
@@ -175,6 +177,7 @@ def table(self:MemExplorer)->pd.DataFrame:
     df['error'] = df.error.map(lambda e: first(e.split(': ', 1)[-1].split('. ')[0]) if isinstance(e, str) else '')
     return df.astype(object).where(df.notna(), '').set_index('run')
 
+# %% ../nbs/02_explorer.ipynb #7980ee4c
 @patch
 def show(self:MemExplorer):
     "Display the last run's timeline (or why it did not fit), the comparison chart and the table"
@@ -192,6 +195,7 @@ def show(self:MemExplorer):
     show(self.plot(ax=Figure(figsize=(6.5, 3.6)).subplots()).figure)
     show(self.table())
 
+# %% ../nbs/02_explorer.ipynb #fea94c38
 @patch
 def _click(self:MemExplorer):
     "What the Run button does"

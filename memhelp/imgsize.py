@@ -25,9 +25,10 @@ from fastai.callback.progress import ProgressCallback  # `Learner.no_bar`
 from .core import check_device, check_int
 from .callback import MemRecorder
 from .data import make_image_folder
+from .models import small_cnn
 
 # %% auto #0
-__all__ = ['get_dls', 'small_cnn', 'total_stride', 'min_input_size', 'image_size_run', 'progressive_resize']
+__all__ = ['get_dls', 'total_stride', 'min_input_size', 'image_size_run', 'progressive_resize']
 
 # %% ../nbs/11_image_size.ipynb #aedc94c5
 def _size_block(size, presize):
@@ -55,17 +56,6 @@ def get_dls(size:int, # side of the square images in a batch, after augmentation
     if len(dls.train) == 0:
         raise ValueError(f"bs: must be an integer from 1 to {len(dls.train_ds)} (the training images), got {bs}")
     return dls
-
-# %% ../nbs/11_image_size.ipynb #ecd90e08
-def small_cnn(n_out:int=4, # number of classes
-              chans:tuple=(16, 32, 64, 64), # output channels of the stride-2 convolutions
-              n_in:int=3, # input channels
-             )->nn.Sequential:
-    "A small CNN for any image size: stride-2 `ConvLayer`s, average pooling, a linear head"
-    n_out, n_in = check_int('n_out', n_out, hi=100_000), check_int('n_in', n_in, hi=4096)
-    cs = (n_in, *chans)
-    body = [ConvLayer(ni, nf, stride=2) for ni, nf in zip(cs[:-1], cs[1:])]
-    return nn.Sequential(*body, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cs[-1], n_out))
 
 # %% ../nbs/11_image_size.ipynb #5770b354
 def _maps(model, s, n_in=3)->list|None:
@@ -127,9 +117,7 @@ def image_size_run(size:int=32, # side of the training images
     n_batches = check_int('n_batches', n_batches, hi=10_000, why=' (epochs are repeated to make them up)')
     dls = get_dls(_check_size('size', size, min_input_size(model)), bs, device=device)
     learn = Learner(dls, model.to(dls.device), lr=1e-2)
-    rec = MemRecorder(budget=budget, n_batches=n_batches)
-    with learn.no_bar(), learn.no_logging(): learn.fit(-(-n_batches // len(dls.train)), cbs=rec)
-    return rec
+    with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)
 
 # %% ../nbs/11_image_size.ipynb #a8789f60
 def _check_stages(learn, sizes, epochs):

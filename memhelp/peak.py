@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
-from contextlib import contextmanager, ExitStack
+from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -18,7 +18,7 @@ from fastai.callback.core import Callback, CancelFitException, CancelValidExcept
 from fastai.learner import Learner
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from .core import MemTrace, track_memory, check_device, check_int, check_budget, fmt_bytes, optimizer_state
-from .callback import restored_after
+from .callback import restored_after, ClosingCallback
 
 # %% auto #0
 __all__ = ['KINDS', 'tensors_in', 'held_by_module', 'held_tensors', 'attribute_memory', 'peak_top', 'plot_timeline']
@@ -42,6 +42,7 @@ def _attr_tensors(v, depth=0)->list:
         return [t for o in vars(v).values() for t in _attr_tensors(o, 1)]
     return []
 
+# %% ../nbs/04_peak.ipynb #c4c00e50
 def held_by_module(model:nn.Module)->list:
     "(module path, tensor) for each tensor `model` holds besides its parameters: buffers, an RNN's hidden state"
     out, seen = [], set()
@@ -56,17 +57,13 @@ def held_tensors(model:nn.Module)->list:
     "The tensors `model` holds besides its parameters: buffers, and attributes such as an RNN's hidden state"
     return [t for _, t in held_by_module(model)]
 
-# %% ../nbs/04_peak.ipynb #f6848a01
+# %% ../nbs/04_peak.ipynb #c07e0f03
 _ROOT, _OUTSIDE = '(model)', '(outside the model)'
 
-class _Attribution:
-    "A tracker's observer: which module, phase and kind made each storage, and what was alive after every operator"
+class _WhereNow:
+    "The module (innermost first on `stack`) and the phase of the training step the dispatcher is in"
     def __init__(self):
-        self.stack, self.bwd, self.after_bwd, self.done = [], None, False, False
-        self.serial, self.made = {}, []  # storage key -> serial number while it lives; serial -> [module, phase]
-        self.kinds = {}  # serial -> kind, where known before the end: adopted state, gradients, saved activations
-        self.events, self.ops = [], []  # (row, serial, bytes); (op, module, phase), one per row of the timeline
-        self.preset = None  # (kind, module) of what `MemTrace.adopt` is counting now
+        self.stack, self.bwd, self.after_bwd = [], None, False
         self.outputs = {}  # id -> module outputs' autograd nodes, kept alive until backward: each gets one hook
 
     def phase(self, _node=torch._C._current_autograd_node)->str:
@@ -78,6 +75,17 @@ class _Attribution:
     def module(self, phase)->str:
         if self.stack: return self.stack[-1]
         return {'backward': self.bwd, 'step': '(optimizer)'}.get(phase, _OUTSIDE)
+
+# %% ../nbs/04_peak.ipynb #f6848a01
+class _Attribution(_WhereNow):
+    "A tracker's observer: which module, phase and kind made each storage, and what was alive after every operator"
+    def __init__(self):
+        super().__init__()
+        self.done = False
+        self.serial, self.made = {}, []  # storage key -> serial number while it lives; serial -> [module, phase]
+        self.kinds = {}  # serial -> kind, where known before the end: adopted state, gradients, saved activations
+        self.events, self.ops = [], []  # (row, serial, bytes); (op, module, phase), one per row of the timeline
+        self.preset = None  # (kind, module) of what `MemTrace.adopt` is counting now
 
     def grew(self, key, n, t):
         "The tracker counts `n` more bytes for storage `key` (`t` is None: it was freed)"
@@ -216,6 +224,7 @@ def _alive_at(att, row)->pd.DataFrame:
     df = df.groupby(['module', 'kind'], sort=False).bytes.agg(bytes='sum', tensors='count').reset_index()
     return df.sort_values('bytes', ascending=False, kind='stable').reset_index(drop=True)
 
+# %% ../nbs/04_peak.ipynb #3ca297ce
 @patch
 def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive after it; the (first) peak when None
            )->pd.DataFrame:
@@ -224,6 +233,7 @@ def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive
     live = _live(att).sum(1)
     return _alive_at(att, int(live.argmax()) if row is None else check_int('row', row, lo=0, hi=len(live) - 1))
 
+# %% ../nbs/04_peak.ipynb #7f0e1479
 def peak_top(trace:MemTrace, # an attributed trace, running or ended
              start:int=0, # look only at the timeline from this row on
             )->tuple|None:
@@ -249,6 +259,7 @@ def _shade_phases(ax, phases):
                     va='bottom', fontsize=8)
         start = i
 
+# %% ../nbs/04_peak.ipynb #35d17921
 def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPlan`
                   top:pd.DataFrame, # the matching `at_peak()`: its largest rows are named beside the chart
                   label:str, # what the figures are (e.g. 'tracked tensor bytes (CPU)'), for the y axis
@@ -271,6 +282,7 @@ def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPla
     if title: ax.set_title(title, pad=14)
     return ax
 
+# %% ../nbs/04_peak.ipynb #2c32d0ac
 @patch
 def plot(self:MemTrace, title:str=None, # the chart's title
          ax=None, # matplotlib axes to draw in; a new figure when None
@@ -281,23 +293,23 @@ def plot(self:MemTrace, title:str=None, # the chart's title
     return ax if fig is None else fig
 
 # %% ../nbs/04_peak.ipynb #90469cf7
-class _AttributeBatch(Callback):
+class _AttributeBatch(ClosingCallback):
     "Attribute training batch number `warm` (counting from 0, across epochs) of a fit, then stop the fit"
     order = 100  # after the callbacks that prepare the batch (casting, moving it to the device)
     def __init__(self, warm, budget):
-        self.warm, self.budget, self.stack, self.trace, self.n = warm, budget, ExitStack(), None, 0
+        self.warm, self.budget, self.trace, self.n = warm, budget, None, 0
     def before_validate(self): raise CancelValidException()  # only training batches are looked at
     def before_batch(self):
         if not self.training: return
         self.n += 1
         if self.n != self.warm + 1: return
         old = [getattr(self.learn, k, None) for k in ('pred', 'loss_grad', 'loss')]  # the loop still holds these
-        self.trace = self.stack.enter_context(attribute_memory(self.model, self.opt, [self.xb, self.yb, old],
-                                                               device=self.dls.device, budget=self.budget))
+        self.trace = self.hold(attribute_memory(self.model, self.opt, [self.xb, self.yb, old],
+                                                device=self.dls.device, budget=self.budget))
     def after_batch(self):
-        if self.trace is not None: self.stack.close(); raise CancelFitException()
-    def after_fit(self): self.stack.close()
+        if self.trace is not None: self.close(); raise CancelFitException()
 
+# %% ../nbs/04_peak.ipynb #6a182b66
 @patch
 def mem_peak(self:Learner, warm:int=1, # training batches to run first, so that the optimizer has made its state
              budget=None, # emulated memory limit, bytes or e.g. '512MiB'

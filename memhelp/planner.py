@@ -4,14 +4,12 @@
 
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
-import warnings
-warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import copy, math, os, re, time, weakref, functools, warnings
+warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import nullcontext, contextmanager
 from dataclasses import dataclass, asdict, replace
-import pandas as pd
-import matplotlib.pyplot as plt
+import pandas as pd, matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
@@ -29,6 +27,7 @@ from fastai.layers import ToTensorBase
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .precision import DeviceAMP
+from .models import LSTMLM
 from .explorer import display_in_kernel
 from .distributed import fake_world, shard_model, run_ranks
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
@@ -36,9 +35,9 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
                           check_device, check_budget, check_host_memory, check_bool)
 
 # %% auto #0
-__all__ = ['map_tensors', 'fastai_step', 'train_step', 'LSTMLM', 'get_model', 'MemPlan', 'clear_caches', 'named_model',
-           'checkpoint_parts', 'predict_memory', 'measure_memory', 'largest_batch', 'max_batch_size', 'plan',
-           'plot_plan', 'memhelp_plan', 'PlanWidget']
+__all__ = ['map_tensors', 'fastai_step', 'train_step', 'get_model', 'MemPlan', 'clear_caches', 'named_model', 'checkpoint_parts',
+           'predict_memory', 'measure_memory', 'largest_batch', 'max_batch_size', 'plan', 'plot_plan', 'memhelp_plan',
+           'PlanWidget']
 
 # %% ../nbs/20_planner.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -70,6 +69,7 @@ def _autocast(device_type, precision, tensor_device=None):
     if device_type == 'cuda' and tensor_device == 'cpu': return _cuda_autocast(dtype)
     return torch.autocast(device_type, dtype)
 
+# %% ../nbs/20_planner.ipynb #4a4d6933
 def _forward(model, xb):
     "`model(*xb)`, as fastai calls it; a lone dict of inputs is passed as keywords (Hugging Face's convention)"
     return model(**xb[0]) if len(xb) == 1 and isinstance(xb[0], Mapping) else model(*xb)
@@ -85,6 +85,7 @@ def _loop_pred(pred, precision):
     "The predictions as fastai's loop keeps them: in float32 under mixed precision (`MixedPrecision.after_pred`)"
     return pred if precision == 'fp32' else to_float(pred)
 
+# %% ../nbs/20_planner.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
                 previous:list=None, # what the loop still references from the step before: [batch tensors, predictions]
                 yb:tuple=(), # the targets, passed to the loss after the predictions
@@ -105,19 +106,12 @@ def fastai_step(model, opt, xb, precision='fp32',
     loss.backward(); del loss
     opt.step(); opt.zero_grad()
 
+# %% ../nbs/20_planner.ipynb #676bfb8e
 def train_step(model, opt, xb, precision='fp32'):
     "The plain training step: forward and loss (autocast unless fp32), backward, step, zero_grad"
     fastai_step(model, opt, xb, precision)
 
 # %% ../nbs/20_planner.ipynb #d1bd94c2
-class LSTMLM(nn.Module):
-    "A small LSTM language model: embedding, LSTM layers, decoder over the vocabulary"
-    def __init__(self, vocab_sz=8000, emb_sz=256, n_hid=512, n_layers=2):
-        super().__init__()
-        self.emb, self.rnn = nn.Embedding(vocab_sz, emb_sz), nn.LSTM(emb_sz, n_hid, n_layers, batch_first=True)
-        self.dec = nn.Linear(n_hid, vocab_sz)
-    def forward(self, x): return self.dec(self.rnn(self.emb(x))[0])
-
 def get_model(name:str, # a torchvision classification model's name, or 'lstm_lm'
               meta:bool=True, # build on the meta device (no memory, no init time)
              )->nn.Module:
@@ -130,7 +124,7 @@ def get_model(name:str, # a torchvision classification model's name, or 'lstm_lm
         raise ValueError(f"model: unknown model {name!r}; use 'lstm_lm' or a torchvision model such as "
                          f"{close or names[:6]}")
     with (torch.device('meta') if meta else nullcontext()):
-        return LSTMLM() if name == 'lstm_lm' else torchvision.models.get_model(name, weights=None)
+        return LSTMLM(8000, 256, 512, 2) if name == 'lstm_lm' else torchvision.models.get_model(name, weights=None)
 
 # %% ../nbs/20_planner.ipynb #8d1f8f4f
 def _check_input_shape(model, shape):
@@ -150,6 +144,7 @@ def _check_input_shape(model, shape):
         raise ValueError(f"input_shape: {type(model).__name__} takes images of {c} channels; give {want}, got "
                          f"{tuple(shape)}")
 
+# %% ../nbs/20_planner.ipynb #ebd01c78
 def _resolve_batch(model, input_shape, bs, batch):
     "(batch, bs, one sample's input shape): a shape-only batch made from `input_shape`, or the user's `batch`"
     if batch is None:
@@ -169,6 +164,7 @@ def _resolve_batch(model, input_shape, bs, batch):
     check_int('bs', bs)
     return batch, bs, tuple(ts[0].shape[1:])
 
+# %% ../nbs/20_planner.ipynb #b75cf164
 def _check_args(precision, opt, n_acc, bs):
     if precision not in _PRECISIONS:
         raise ValueError(f"precision: must be one of {list(_PRECISIONS)}, got {precision!r}")
@@ -271,6 +267,7 @@ class _CpuLossStorage(TorchDispatchMode):
         if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
         return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
 
+# %% ../nbs/20_planner.ipynb #0f92158f
 def _make_batch(batch, bs, dev, known=None):
     "`batch` with `bs` rows on `dev`: real (values repeated), or shape-only when `known` follows the integer values"
     def one(t):
@@ -283,6 +280,7 @@ def _make_batch(batch, bs, dev, known=None):
         with _disable_current_modes(): return known.know(fake, values())  # made outside the fake mode and the tracker
     return map_tensors(batch, one)
 
+# %% ../nbs/20_planner.ipynb #cfa1060f
 def _step_peak(model, opt, batch, bs, n_inp, loss_func, precision, dev, known=None, amp_device=None, round_to=1,
                attribute=False)->tuple:
     "(bytes the model holds at the start, tracked peak, trace) of a steady-state `fastai_step` on `batch` sized `bs`"
@@ -314,6 +312,7 @@ def _make_opt(model, opt, splitter=None):
     if isinstance(opt, str): return _OPTS[opt]([p for p in model.parameters() if p.requires_grad])
     return opt(splitter(model) if splitter else [p for p in model.parameters() if p.requires_grad], lr=1e-3)
 
+# %% ../nbs/20_planner.ipynb #2f837955
 def _warm_up(model, opt, splitter=None):
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
     model.train()
@@ -329,6 +328,7 @@ def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
     _warm_cache.clear(); named_model.cache_clear()
 
+# %% ../nbs/20_planner.ipynb #43021a76
 def _warm_shadow(model, opt, checkpoint=0, splitter=None):
     "A shadow copy of `model` with a warmed-up optimizer, reused across predictions (copying and warming up take time)"
     key = (id(model), opt, splitter, checkpoint)
@@ -446,6 +446,7 @@ class _SavedStatsFloat(TorchDispatchMode):
             args[2] is None or args[2].dtype != torch.float32): return out
         return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
 
+# %% ../nbs/20_planner.ipynb #49c74eaf
 @contextmanager
 def _target_kernels(device):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
@@ -476,6 +477,7 @@ def _prepare(model, checkpoint):
         raise ValueError(f"checkpoint: {name} has no nn.Sequential part to checkpoint")
     return name, model
 
+# %% ../nbs/20_planner.ipynb #913066d7
 def checkpoint_parts(model):
     "The parts of `model` that checkpointing splits: its `nn.Sequential` children, else the model if an `nn.Sequential`"
     # children first: fastai's body and head, a ResNet's stages (checkpointing a whole body in one piece saves nothing)
@@ -509,10 +511,24 @@ def _shadow_failed(name, e):
                       "modules, cannot be predicted; "
                       "use measure_memory on a small batch instead")
 
+# %% ../nbs/20_planner.ipynb #c07e0e01
+def _predict_one(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_inp, loss_func, splitter,
+                 device, attribute)->MemPlan:
+    "`predict_memory` on one device: a warm step of a shadow of `model` on fake tensors"
+    rnd = 512 if device == 'cuda' else 1  # CUDA's caching allocator counts blocks of 512 bytes
+    try:
+        mode, shadow, o = _warm_shadow(model, opt, checkpoint, splitter)
+        with mode, _KnownValues() as known, _target_kernels(device), _portable_kernels():
+            held, peak, tr = _step_peak(shadow, o, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision,
+                                        'cpu', known, device, rnd, attribute)
+            mm = model_memory(shadow, o, round_to=rnd)
+    except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
+    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, False,
+                 device, tr if attribute else None)
+
 # %% ../nbs/20_planner.ipynb #8ba4a2b9
 def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
-                   # one sample's shape: (C, H, W) for images, (seq_len,) for token ids; or give `batch`
-                   input_shape:tuple=None,
+                   input_shape:tuple=None, # one sample's shape: (C, H, W) for images, (seq_len,) for tokens; or `batch`
                    bs:int=None, # batch size (the effective one, when accumulating); `batch`'s when None
                    precision:str='fp32', # 'fp32', or 'bf16'/'fp16' with autocast
                    # 'adam', 'sgd' (no state), 'sgd_mom', or a fastai `opt_func` (`Adam`, a `partial` of `OptimWrapper`)
@@ -524,10 +540,8 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    *,
                    # one batch as fastai yields it, `(*xb, *yb)`: tensors, nested tuples/lists/dicts, or meta specs
                    batch=None,
-                   # how many of `batch`'s items are inputs; all but the last when None (fastai's default)
-                   n_inp:int=None,
-                   # called as `loss_func(pred, *yb)`; None: the model's own loss, or cross-entropy against class 0
-                   loss_func=None,
+                   n_inp:int=None, # how many of `batch`'s items are inputs; all but the last when None (as fastai)
+                   loss_func=None, # `loss_func(pred, *yb)`; None: the model's own loss, or cross-entropy to class 0
                    splitter=None, # fastai splitter giving `opt` its parameter groups; trainable parameters when None
                    device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator)
                    attribute:bool=False, # also know each module's and kind's part: `MemPlan.at_peak`, `.plot`
@@ -540,17 +554,38 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     check_choice('device', device, ('cpu', 'cuda')); _check_attribute(attribute, n_gpus)
     if n_gpus > 1: return _predict_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus,
                                            strategy, n_inp, loss_func, splitter, device, blocks)
-    rnd = 512 if device == 'cuda' else 1  # CUDA's caching allocator counts blocks of 512 bytes
-    try:
-        mode, shadow, o = _warm_shadow(model, opt, checkpoint, splitter)
-        with mode, _KnownValues() as known, _target_kernels(device), _portable_kernels():
-            held, peak, tr = _step_peak(shadow, o, batch, bs // n_acc, n_inp, _plain_loss(loss_func), precision,
-                                        'cpu', known, device, rnd, attribute)
-            mm = model_memory(shadow, o, round_to=rnd)
-    except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
-    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, mm, held, peak, False,
-                 device, tr if attribute else None)
+    return _predict_one(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_inp, loss_func, splitter,
+                        device, attribute)
 
+# %% ../nbs/20_planner.ipynb #c07e0e02
+def _check_measurable(name, model, dev, n_gpus, bs, batch):
+    "Refuse a meta model, ranks off the CPU or more than it can run, and a step the host cannot hold"
+    if any(p.is_meta for p in model.parameters()):
+        raise ValueError(f"model: {name} is on the meta device (no data to train): measure a real one, e.g. "
+                         "get_model(name, meta=False); predict_memory takes either")
+    if n_gpus > 1:
+        if dev.type != 'cpu': raise ValueError("device: runs over several ranks are measured on CPU processes")
+        check_int('n_gpus', n_gpus, hi=max(2, 4 * (os.cpu_count() or 1)), why=' (processes: four per CPU core at most)')
+    if dev.type == 'cpu':  # on the host: refuse what it cannot hold before copying the model or making the batch
+        row = sum(t[0].numel() * t.element_size() for t in tensors_in(batch) if t.ndim)
+        check_host_memory(n_gpus * (bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
+                          'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
+
+def _measure_one(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_inp, loss_func, splitter,
+                 dev, attribute)->MemPlan:
+    "`measure_memory` on one device: a warm step of a real copy of `model`"
+    real = _real_copy(model).to(dev)
+    if checkpoint: _checkpointed(real, checkpoint)
+    with _portable_kernels():
+        o = _warm_up(real, opt, splitter)
+        held, peak, tr = _step_peak(real, o, batch, bs // n_acc, n_inp, loss_func, precision, dev.type,
+                                    attribute=attribute)
+        mm = model_memory(real, o, round_to=512 if dev.type == 'cuda' else 1)
+    del real, o
+    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, True, dev.type,
+                 tr if attribute else None)
+
+# %% ../nbs/20_planner.ipynb #74e27226
 def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    input_shape:tuple=None, # one sample's shape, as for `predict_memory`; or give `batch`
                    bs:int=None, # batch size (the effective one, when accumulating); `batch`'s when None
@@ -569,39 +604,22 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); _split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
     dev = check_device(device); _check_attribute(attribute, n_gpus)
-    if any(p.is_meta for p in model.parameters()):
-        raise ValueError(f"model: {name} is on the meta device (no data to train): measure a real one, e.g. "
-                         "get_model(name, meta=False); predict_memory takes either")
-    if n_gpus > 1:
-        if dev.type != 'cpu': raise ValueError("device: runs over several ranks are measured on CPU processes")
-        n_cpu = os.cpu_count() or 1
-        check_int('n_gpus', n_gpus, hi=max(2, 4 * n_cpu), why=' (processes here: four per CPU core at most)')
-    if dev.type == 'cpu':  # on the host: refuse what it cannot hold before copying the model or making the batch
-        row = sum(t[0].numel() * t.element_size() for t in tensors_in(batch) if t.ndim)
-        check_host_memory(n_gpus * (bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
-                          'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
+    _check_measurable(name, model, dev, n_gpus, bs, batch)
     if n_gpus > 1: return _measure_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus,
                                            strategy, n_inp, loss_func, splitter, blocks)
-    real = _real_copy(model).to(dev)
-    if checkpoint: _checkpointed(real, checkpoint)
-    with _portable_kernels():
-        o = _warm_up(real, opt, splitter)
-        held, peak, tr = _step_peak(real, o, batch, bs // n_acc, n_inp, loss_func, precision, dev.type,
-                                    attribute=attribute)
-        mm = model_memory(real, o, round_to=512 if dev.type == 'cuda' else 1)
-    del real, o
-    return _plan(name, model, shape, bs, n_acc, precision, opt, checkpoint, 1, 'ddp', mm, held, peak, True, dev.type,
-                 tr if attribute else None)
+    return _measure_one(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_inp, loss_func, splitter,
+                        dev, attribute)
 
 # %% ../nbs/20_planner.ipynb #abd4fce7
 def _check_gpus(n_gpus, strategy, blocks=None):
     check_int('n_gpus', n_gpus, hi=2**16, why=' (ranks of a simulated world)')
     check_choice('strategy', strategy, ('ddp', 'fsdp'))
     if n_gpus > 1 and torch.distributed.is_initialized():
-        raise ValueError("n_gpus: this process is already in a process group (a distributed job?): plan from outside it")
+        raise ValueError("n_gpus: this process is already in a process group (a distributed job?): plan outside it")
     if blocks is not None and not callable(blocks):
         raise ValueError(f"blocks: must be a function from the model to its submodules, got {type(blocks).__name__}")
 
+# %% ../nbs/20_planner.ipynb #631045c7
 def _sharded_parts(model, opt, batch, bs, n_inp, loss_func, precision, strategy, blocks, splitter, dev, known=None,
                    amp_device=None, round_to=1)->dict:
     "Per-rank bytes of a DDP or FSDP step of `model` in the process group in force: state, activations, peak"
@@ -628,6 +646,7 @@ def _sharded_plan(name, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, st
     p.trace = None
     return p
 
+# %% ../nbs/20_planner.ipynb #d9ac4c09
 def _predict_sharded(name, model, shape, batch, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, n_inp,
                      loss_func, splitter, device, blocks)->MemPlan:
     "The plan of rank 0 of `n_gpus`: the sharded step on fake tensors in a simulated world"
@@ -642,6 +661,7 @@ def _predict_sharded(name, model, shape, batch, bs, n_acc, precision, opt, check
     except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _shadow_failed(name, e) from e
     return _sharded_plan(name, shape, bs, n_acc, precision, opt, checkpoint, n_gpus, strategy, parts, False, device)
 
+# %% ../nbs/20_planner.ipynb #c5a44be1
 def _rank_parts(model, checkpoint, *args)->dict:
     "What one real rank measures (in a `run_ranks` process): a real copy of `model`, sharded over the ranks"
     real = _real_copy(model)
@@ -693,6 +713,7 @@ def _learner_precision(learn)->str:
 
 def _nbytes(batch)->int: return sum(t.numel() * t.element_size() for t in tensors_in(batch))
 
+# %% ../nbs/20_planner.ipynb #7592edf7
 def largest_batch(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
                   max_batches:int=64, # look at no more batches than this
                  ):
@@ -706,6 +727,7 @@ def largest_batch(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
         raise ValueError("dl: the DataLoader yields no batch (is bs larger than the dataset with drop_last?)")
     return best
 
+# %% ../nbs/20_planner.ipynb #e7da3028
 def _rnn_loss(loss_func, alpha=0., beta=0.):
     "`loss_func` as fastai's `RNNCallback` and `RNNRegularizer` apply it: on the decoder's output, plus AR and TAR"
     def loss(pred, *yb):
@@ -716,6 +738,7 @@ def _rnn_loss(loss_func, alpha=0., beta=0.):
         return l
     return loss
 
+# %% ../nbs/20_planner.ipynb #6e05063f
 def _learner_kwargs(learn, kw)->dict:
     "`predict_memory`'s arguments for `learn`'s own model, batch, loss, optimizer and precision; `kw` overrides them"
     kw = dict(kw)
@@ -800,6 +823,7 @@ def _predictor(model, input_shape, bs, **common):
         return memo[key]
     return predict
 
+# %% ../nbs/20_planner.ipynb #6d89bbba
 def _fewest_micro_batches(predict, bs, budget, **kw):
     "The smallest n_acc dividing `bs` whose prediction fits, or None"
     for n in (d for d in range(2, bs + 1) if bs % d == 0):
@@ -816,6 +840,16 @@ def _largest_size(predict, input_shape, budget):
             if predict((c, side, side)).peak <= budget: return side
         except ValueError: return None  # a model of one fixed input size (a ViT) cannot take smaller images
     return None
+
+# %% ../nbs/20_planner.ipynb #c07e0f02
+def _plan_table(rows:list, **attrs)->pd.DataFrame:
+    "`plan`'s rows: those that fit first, techniques in `_RANK`'s order, each with its saving against the first row"
+    df = pd.DataFrame(rows)
+    df['saving'] = 1 - df.peak / df.peak.iloc[0]
+    df = df.sort_values(['fits', 'technique'], key=lambda s: s.map(_RANK.index) if s.name == 'technique' else ~s,
+                        kind='stable')
+    df.attrs.update(attrs)
+    return df.reset_index(drop=True)
 
 # %% ../nbs/20_planner.ipynb #4762b382
 def plan(model:nn.Module|str, # the model, or a name for `get_model`
@@ -847,12 +881,7 @@ def plan(model:nn.Module|str, # the model, or a name for `get_model`
     if input_shape is not None and len(input_shape) == 3 and (side := _largest_size(
             lambda s: predict(s, precision=precision, opt=opt), input_shape, budget)):
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))
-    df = pd.DataFrame(rows)
-    df['saving'] = 1 - df.peak / df.peak.iloc[0]
-    df = df.sort_values(['fits', 'technique'], key=lambda s: s.map(_RANK.index) if s.name == 'technique' else ~s,
-                        kind='stable')
-    df.attrs.update(model=name, budget=budget, target_bs=target_bs, label=label)
-    return df.reset_index(drop=True)
+    return _plan_table(rows, model=name, budget=budget, target_bs=target_bs, label=label)
 
 # %% ../nbs/20_planner.ipynb #c0da0010
 @patch
@@ -900,6 +929,7 @@ def _plan_text(model, size, bs, budget, precision='fp32', opt='adam', device='cu
             + ('; CUDA adds its context, workspaces and caching on top' if device == 'cuda' else '')
             + f")\n\n{table}{advice}")
 
+# %% ../nbs/20_planner.ipynb #cf26fd52
 @call_parse
 def memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  size:Param("image side in pixels (sequence length for lstm_lm)", int)=224,

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 import pandas as pd
 import matplotlib.pyplot as plt
 import torch
@@ -21,20 +21,15 @@ from fastai.layers import ConvLayer
 from fastai.losses import CrossEntropyLossFlat
 from fastai.data.core import DataLoaders
 from .core import check_device, check_int
-from .callback import MemRecorder
+from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
+from .models import small_cnn, LSTMLM
 
 # %% auto #0
-__all__ = ['small_cnn', 'DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'LSTMLM', 'precision_run']
+__all__ = ['DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'precision_run']
 
-# %% ../nbs/13_mixed_precision.ipynb #5f47bba6
-def small_cnn(n_out:int=4, # classes
-              chs:tuple=(16, 32, 64), # channels of the three `ConvLayer`s (the 2nd and 3rd halve the resolution)
-             )->nn.Sequential:
-    "A three-layer CNN of fastai `ConvLayer`s with global pooling"
-    n_out = check_int('n_out', n_out, hi=100_000)
-    layers = [ConvLayer(ci, co, stride=1 if i == 0 else 2) for i, (ci, co) in enumerate(zip((3, *chs), chs))]
-    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(chs[-1], n_out))
+# %% ../nbs/13_mixed_precision.ipynb #c07e1001
+_CNN = dict(chans=(16, 32, 64), first_stride=1)  # the arguments of this lesson's `small_cnn`
 
 # %% ../nbs/13_mixed_precision.ipynb #b791bd22
 _DTYPES = {'bf16': torch.bfloat16, 'fp16': torch.float16, torch.bfloat16: torch.bfloat16, torch.float16: torch.float16}
@@ -90,78 +85,50 @@ def _unguard(learn):
     "Remove the guard of `_guard`"
     if learn is not None: learn.__dict__.pop('_do_one_batch', None)
 
+# %% ../nbs/13_mixed_precision.ipynb #f7dd8fec
+class _AutocastBatches(ClosingCallback):
+    "Each batch's forward pass and loss inside `torch.autocast`; left on every way out of a batch or of `fit`"
+    def before_fit(self): self.close(); _guard(self.learn, self)
+    def before_batch(self):
+        self.close()
+        self.hold(torch.autocast(self.device_type, dtype=self.dtype))
+        if self.lstm_fallback: self.hold(_onednn_off())
+    def after_pred(self): self.learn.pred = to_float(self.pred)  # the loss in float32, as fastai does
+    def after_loss(self): self.close()
+    def after_batch(self): self.close()
+    def after_fit(self): self.close(); _unguard(self.learn)
+    def detached(self): self.close(); _unguard(self.learn)
+
 # %% ../nbs/13_mixed_precision.ipynb #7afed1d8
-class DeviceAMP(Callback):
+class DeviceAMP(_AutocastBatches):
     "Mixed precision with `torch.autocast` on the device the learner trains on; a `GradScaler` for float16"
     order = 10
     def __init__(self, dtype=torch.bfloat16, # torch.bfloat16 or torch.float16 (or 'bf16', 'fp16')
                  **scaler_kwargs, # passed to `torch.amp.GradScaler` (float16 only), e.g. `init_scale`
                 ):
-        self.dtype, self.scaler_kwargs, self._ctx = _check_dtype(dtype), scaler_kwargs, None
+        self.dtype, self.scaler_kwargs = _check_dtype(dtype), scaler_kwargs
         torch.amp.GradScaler('cpu', enabled=False, **scaler_kwargs)  # refuses unknown arguments now, not at `fit`
 
-    # fastai detaches a callback with `cb.learn = None`: leave autocast then too
+    def before_fit(self):
+        p = next(self.model.parameters(), None)
+        self.device_type = p.device.type if p is not None else check_device(self.dls.device).type
+        _check_amp_device(self.device_type, self.dtype)
+        self.lstm_fallback = _needs_lstm_fallback(self.model, self.device_type, self.dtype)
+        self.scaler = torch.amp.GradScaler(self.device_type, enabled=self.dtype == torch.float16, **self.scaler_kwargs)
+        self.scales = []
+        super().before_fit()
+
+    def before_backward(self): self.learn.loss_grad = self.scaler.scale(self.loss_grad)
+    def before_step(self):
+        "Unscale the gradients; skip the optimizer step if they overflowed"
+        self._go = False
+        self.scaler.step(self)  # calls `self.step` unless the gradients have inf or nan
+        if not self._go: raise CancelStepException()
+        self.scales.append(self.scaler.get_scale() if self.scaler.is_enabled() else 1.)
+    def after_step(self): self.scaler.update()
+    def step(self, *args, **kwargs): self._go = True  # what `GradScaler.step` calls when the step may go ahead
     @property
-    def learn(self): return self.__dict__.get('_learn')
-    @learn.setter
-    def learn(self, learner):
-        if learner is None: self.close(); _unguard(self.learn)
-        self.__dict__['_learn'] = learner
-
-# %% ../nbs/13_mixed_precision.ipynb #dcde5893
-@patch
-def before_fit(self:DeviceAMP):
-    self.close()
-    p = next(self.model.parameters(), None)
-    self.device_type = p.device.type if p is not None else check_device(self.dls.device).type
-    _check_amp_device(self.device_type, self.dtype)
-    self.lstm_fallback = _needs_lstm_fallback(self.model, self.device_type, self.dtype)
-    self.scaler = torch.amp.GradScaler(self.device_type, enabled=self.dtype == torch.float16, **self.scaler_kwargs)
-    self.scales = []
-    _guard(self.learn, self)
-
-@patch
-def after_fit(self:DeviceAMP): self.close(); _unguard(self.learn)
-
-# %% ../nbs/13_mixed_precision.ipynb #f7dd8fec
-@patch
-def before_batch(self:DeviceAMP):
-    self.close()
-    self._ctx = ExitStack()
-    self._ctx.enter_context(torch.autocast(self.device_type, dtype=self.dtype))
-    if self.lstm_fallback: self._ctx.enter_context(_onednn_off())
-
-# %% ../nbs/13_mixed_precision.ipynb #d7ad8ee6
-@patch
-def close(self:DeviceAMP):
-    "Leave the autocast context if it is open"
-    if self._ctx is not None: ctx, self._ctx = self._ctx, None; ctx.close()
-
-@patch
-def after_pred(self:DeviceAMP): self.learn.pred = to_float(self.pred)  # the loss in float32, as fastai does
-@patch
-def after_loss(self:DeviceAMP): self.close()
-@patch
-def after_batch(self:DeviceAMP): self.close()
-
-# %% ../nbs/13_mixed_precision.ipynb #0e297aaf
-@patch
-def before_backward(self:DeviceAMP): self.learn.loss_grad = self.scaler.scale(self.loss_grad)
-@patch
-def before_step(self:DeviceAMP):
-    "Unscale the gradients; skip the optimizer step if they overflowed"
-    self._go = False
-    self.scaler.step(self)  # calls `self.step` unless the gradients have inf or nan
-    if not self._go: raise CancelStepException()
-    self.scales.append(self.scaler.get_scale() if self.scaler.is_enabled() else 1.)
-
-# %% ../nbs/13_mixed_precision.ipynb #a7631566
-@patch
-def after_step(self:DeviceAMP): self.scaler.update()
-@patch
-def step(self:DeviceAMP, *args, **kwargs): self._go = True
-@patch(as_prop=True)
-def param_groups(self:DeviceAMP): return self.opt.param_groups  # `GradScaler` unscales these
+    def param_groups(self): return self.opt.param_groups  # `GradScaler` unscales these
 
 # %% ../nbs/13_mixed_precision.ipynb #9138e774
 @patch
@@ -216,18 +183,6 @@ def digits_dls(bs:int=32, # batch size
         raise ValueError(f"bs: must be at most {cut} (the training rows of {seq_len} tokens for n={n}), got {bs}")
     return DataLoaders.from_dsets(items[:cut], items[cut:], bs=bs, device=check_device(device), num_workers=0)
 
-# %% ../nbs/13_mixed_precision.ipynb #69cb8a75
-class LSTMLM(nn.Module):
-    "Embedding, `nn.LSTM`, linear decoder: fastbook's LSTM language model"
-    def __init__(self, vocab_sz:int=11, # tokens: the ten digits and the separator
-                 n_hidden:int=128, # size of the embedding and of the LSTM's hidden state
-                 n_layers:int=1, # stacked LSTM layers
-                ):
-        super().__init__()
-        self.i_h, self.h_o = nn.Embedding(vocab_sz, n_hidden), nn.Linear(n_hidden, vocab_sz)
-        self.rnn = nn.LSTM(n_hidden, n_hidden, n_layers, batch_first=True)
-    def forward(self, x): return self.h_o(self.rnn(self.i_h(x))[0])
-
 # %% ../nbs/13_mixed_precision.ipynb #5d319bd2
 _PRECISIONS = ('fp32', 'bf16', 'fp16')
 
@@ -242,10 +197,8 @@ def precision_run(precision:str='bf16', # 'fp32', 'bf16' or 'fp16' (autocast wit
     if precision not in _PRECISIONS:
         raise ValueError(f"precision: must be one of {list(_PRECISIONS)}, got {precision!r}")
     torch.manual_seed(0)
-    learn = Learner(get_image_dls(size=size, bs=bs, gen_size=64, device=device), small_cnn(),
+    learn = Learner(get_image_dls(size=size, bs=bs, gen_size=64, device=device), small_cnn(**_CNN),
                     loss_func=nn.CrossEntropyLoss())
     if precision != 'fp32': learn.to_amp(precision)
     check_int('n_batches', n_batches, hi=len(learn.dls.train), why=' (the training batches of one epoch)')
-    rec = MemRecorder(budget=budget, n_batches=n_batches)
-    with learn.no_bar(), learn.no_logging(): learn.fit(1, cbs=rec)
-    return rec
+    with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)

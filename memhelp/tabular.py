@@ -106,9 +106,8 @@ def tabular_run(bs:int=256, # rows per batch, 1 to 3200 (the training rows)
     bs, n_batches = check_int('bs', bs, 1, 3200), check_int('n_batches', n_batches, 1, 4)
     if columns not in ('all', 'kept'): raise ValueError(f"columns: must be one of 'all', 'kept', got {columns!r}")
     check_budget(budget)  # a bad size is refused before anything is built
-    learn, rec = _learner(bs, columns), MemRecorder(budget=budget, n_batches=n_batches)
-    with learn.no_bar(), learn.no_logging(): learn.fit(1, cbs=rec)
-    return rec
+    learn = _learner(bs, columns)
+    with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)
 
 # %% ../nbs/19_tabular.ipynb #e2c74d6e
 def _forest(to, cols, seed):

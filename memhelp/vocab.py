@@ -115,6 +115,7 @@ def _no_native_stderr():
         with open(os.devnull, 'w') as null: os.dup2(null.fileno(), 2); yield
     finally: os.dup2(saved, 2); os.close(saved)
 
+# %% ../nbs/10_vocab.ipynb #3dd74bbc
 def _sp_setup(sp, texts):
     "Train sentencepiece model `sp` on `texts`; a vocabulary too small for the corpus's characters is a ValueError"
     try:
@@ -127,6 +128,7 @@ def _sp_setup(sp, texts):
                          f"character "
                          f"and the {_N_SPEC} special tokens), got {sp.vocab_sz}") from None
 
+# %% ../nbs/10_vocab.ipynb #d7e42cb7
 def _subword_tokens(vocab_sz, source=None):
     "Tokens of every document of `text_corpus(source)` with a sentencepiece model of `vocab_sz` pieces trained on it"
     key = ('subword', vocab_sz, source)
@@ -209,8 +211,7 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
     num = Numericalize(min_freq=min_freq, max_vocab=max_vocab); num.setup(toks)
     n_tok = sum(len(d) for d in toks)
     seq_len = math.ceil(words * n_tok / n_words)
-    check_host_memory(4 * bs * seq_len * len(num.vocab), 'bs and words',
-                      ' (one batch of logits: bs × seq_len × vocab)')
+    check_host_memory(4 * bs * seq_len * len(num.vocab), 'bs and words', ' (a batch of logits: bs × seq_len × vocab)')
     dls = _lm_dls(toks, is_valid, num.vocab, bs, seq_len, seed, dev)
     rec = _fit_lm(dls, emb_sz, n_hid, opt, budget, n_batches, seed)
     rec.vocab_stats = dict(tokenizer=tokenizer, vocab_sz=len(num.vocab), seq_len=seq_len, tokens_per_batch=bs * seq_len,
@@ -225,6 +226,4 @@ def _fit_lm(dls, emb_sz, n_hid, opt, budget, n_batches, seed):
     cfg = dict(awd_lstm_lm_config, emb_sz=emb_sz, n_hid=n_hid, n_layers=2)
     learn = language_model_learner(dls, AWD_LSTM, config=cfg, pretrained=False, opt_func=_OPT_FUNCS[opt])
     check_int('n_batches', n_batches, hi=len(learn.dls.train), why=' (the training batches of one epoch)')
-    rec = MemRecorder(budget=budget, n_batches=n_batches)
-    with learn.no_logging(), learn.no_bar(): learn.fit(1, cbs=rec)
-    return rec
+    with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)

@@ -21,7 +21,7 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root))
 import torch, torch.nn as nn, torchvision
-from memhelp.planner import predict_memory, measure_memory, get_model, LSTMLM
+from memhelp.planner import predict_memory, measure_memory, get_model
 
 # (name, input_shape, bs): a batch size at which activations are a large part of the step, as in training
 CASES = [('resnet18', (3, 224, 224), 64), ('resnet50', (3, 224, 224), 32), ('mobilenet_v3_large', (3, 224, 224), 64),
