@@ -64,6 +64,10 @@ def bench_cnn(n_out:int=10)->nn.Sequential:
     "`small_cnn` as fastbook's `simple_cnn`: four stride-2 `ConvLayer`s (16 to 128 channels), pooling, a linear head"
     return small_cnn(n_out, (16, 32, 64, 128))
 
+def _bench_lm()->nn.Module:
+    "The benchmark's language model: `LSTMLM` over 2000 tokens, embedding 64, two LSTM layers of 128"
+    return LSTMLM(2000, 64, 128, n_layers=2)
+
 # %% ../nbs/90_benchmarks.ipynb #7a36671b
 def bench_learner(kind:str, # 'cnn' (`bench_cnn` on images) or 'lstm' (`LSTMLM` on token sequences)
                   bs:int, # batch size
@@ -79,7 +83,7 @@ def bench_learner(kind:str, # 'cnn' (`bench_cnn` on images) or 'lstm' (`LSTMLM` 
                       ' (the data: bs × n_batches samples)')
     torch.manual_seed(0)
     if kind == 'cnn': x, y, model = torch.randn(n, 3, size, size), torch.randint(0, 10, (n,)), bench_cnn()
-    else: x = torch.randint(0, 2000, (n, size)); y, model = x.roll(-1, 1), LSTMLM(2000, 64, 128, n_layers=2)
+    else: x = torch.randint(0, 2000, (n, size)); y, model = x.roll(-1, 1), _bench_lm()
     return Learner(_fast_dls(x, y, bs, device), model, loss_func=CrossEntropyLossFlat(), opt_func=Adam)
 
 # %% ../nbs/90_benchmarks.ipynb #c5eb881d
@@ -200,7 +204,7 @@ def _small_model(name):
     import torchvision
     torch.manual_seed(0)
     makers = {'resnet18': lambda: torchvision.models.resnet18(num_classes=10), 'cnn': bench_cnn,
-              'lstm': lambda: LSTMLM(vocab_sz=2000, emb_sz=64, n_hid=128, n_layers=2)}
+              'lstm': _bench_lm}
     if name not in makers: raise ValueError(f"model: must be one of {list(makers)}, got {name!r}")
     return makers[name]()
 

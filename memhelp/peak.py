@@ -61,7 +61,7 @@ def held_tensors(model:nn.Module)->list:
 _ROOT, _OUTSIDE = '(model)', '(outside the model)'
 
 class _WhereNow:
-    "The module (innermost first on `stack`) and the phase of the training step the dispatcher is in"
+    "The module (the innermost last on `stack`) and the phase of the training step the dispatcher is in"
     def __init__(self):
         self.stack, self.bwd, self.after_bwd = [], None, False
         self.outputs = {}  # id -> module outputs' autograd nodes, kept alive until backward: each gets one hook

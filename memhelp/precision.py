@@ -97,7 +97,7 @@ class _AutocastBatches(ClosingCallback):
     def after_loss(self): self.close()
     def after_batch(self): self.close()
     def after_fit(self): self.close(); _unguard(self.learn)
-    def detached(self): self.close(); _unguard(self.learn)
+    detached = after_fit  # removed from the learner: the same
 
 # %% ../nbs/13_mixed_precision.ipynb #7afed1d8
 class DeviceAMP(_AutocastBatches):
