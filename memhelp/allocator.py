@@ -25,6 +25,7 @@ LARGE_BUFFER = 20971520    # large_segment_size_ default, 20 MiB (AcceleratorAll
 _MB = 1024 * 1024
 _INTERVALS = 16            # kRoundUpPowerOfTwoIntervals: power-of-2 intervals, 1 MiB..64 GiB (AllocatorConfig.cpp)
 _UNLIMITED = 2**64 - 1     # max_split_size_ default: std::numeric_limits<size_t>::max() (AllocatorConfig.h)
+_NO_DIVISIONS = (0,) * _INTERVALS
 
 # %% ../nbs/06_allocator.ipynb #f3eb7844
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class AllocConf:
     "The caching allocator's settings (a parsed `PYTORCH_CUDA_ALLOC_CONF`); defaults are torch's"
     max_split_size:int = _UNLIMITED  # blocks at least this big are never split (bytes)
     max_non_split_rounding:int = LARGE_BUFFER  # an oversize cached block serves requests up to this much smaller
-    roundup_power2_divisions:tuple = (0,) * _INTERVALS  # divisions per power-of-2 interval from 1 MiB (0: none)
+    roundup_power2_divisions:tuple = _NO_DIVISIONS  # divisions per power-of-2 interval from 1 MiB (0: none)
     garbage_collection_threshold:float = 0.  # with a memory fraction: free old cached segments above this share
     expandable_segments:bool = False  # one growing segment per pool, mapped in pages
     large_segment_size:int = LARGE_BUFFER  # segment for large requests below 10 MiB
@@ -165,7 +166,8 @@ def segment_size(size:int, # a rounded request (`round_request`)
                 )->int:
     "Bytes of the segment `cudaMalloc` gets when no cached block fits a request of `size`"
     if size <= SMALL_SIZE: return SMALL_BUFFER
-    if size < MIN_LARGE_ALLOC: return parse_alloc_conf(conf).large_segment_size
+    if size < MIN_LARGE_ALLOC:
+        return (conf if isinstance(conf, AllocConf) else parse_alloc_conf(conf)).large_segment_size
     return -(-size // ROUND_LARGE) * ROUND_LARGE
 
 # %% ../nbs/06_allocator.ipynb #0452e6d0
@@ -279,7 +281,8 @@ def _take(self:CachingAllocatorModel, b, size:int, nbytes:int):
     elif was_split and not exp: self.stats['inactive_split'] -= 1; self.stats['inactive_split_bytes'] -= b.size
     b.allocated, b.requested = True, nbytes
     self.active_blocks.add(b)
-    self._grow('allocated_bytes', b.size); self.stats['active'] += 1
+    s = self.stats; s['active'] += 1; s['allocated_bytes'] += b.size
+    if s['allocated_bytes'] > s['allocated_bytes.peak']: s['allocated_bytes.peak'] = s['allocated_bytes']
     return b
 
 # %% ../nbs/06_allocator.ipynb #0618c33b
@@ -495,8 +498,11 @@ def _alloc_block(self:CachingAllocatorModel, small:bool, size:int, seg:int):
 @patch
 def malloc(self:CachingAllocatorModel, nbytes:int):
     "Allocate `nbytes` the way the caching allocator does; returns the block (for `free`), raises OutOfMemoryError"
-    size = round_request(nbytes, self.conf)
-    small, seg = size <= SMALL_SIZE, segment_size(size, self.conf)
+    c = self.conf
+    if c.roundup_power2_divisions == _NO_DIVISIONS: size = -(-max(nbytes, 1) // MIN_BLOCK) * MIN_BLOCK  # the fast path
+    else: size = round_request(nbytes, c)
+    small = size <= SMALL_SIZE
+    seg = SMALL_BUFFER if small else segment_size(size, c)
     b = self._get_free_block(small, size)
     if b is None:
         self._collect()
@@ -558,19 +564,20 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
     "Replay `events` through `CachingAllocatorModel`; stops at the first allocation that would fail"
     a, live, rows, steps, oom, step = CachingAllocatorModel(capacity, conf, outside), {}, [], [], None, 0
     pa = pr = 0; t0 = time.perf_counter()
+    st, malloc, free, pop, add = a.stats, a.malloc, a.free, live.pop, rows.append
     for i, (key, n) in enumerate(events):
         if key == STEP_END:
             steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = 0; continue
         if key == EMPTY_CACHE: a.empty_cache()
         else:
-            old = live.pop(key, None)
+            old = pop(key, None)
             if n > 0:
-                try: live[key] = a.malloc(n)
+                try: live[key] = malloc(n)
                 except torch.OutOfMemoryError as e:
                     oom = dict(event=i, step=step, key=key, nbytes=n, message=str(e)); break
-            if old is not None: a.free(old)
-        al, re_ = a.allocated, a.reserved
-        rows.append((i, step, al, re_))
+            if old is not None: free(old)
+        al, re_ = st['allocated_bytes'], st['reserved_bytes']
+        add((i, step, al, re_))
         if al > pa: pa = al
         if re_ > pr: pr = re_
     if oom is not None or (rows and rows[-1][1] == step): steps.append([step, pa, pr, a.allocated, a.reserved])
