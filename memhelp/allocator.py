@@ -5,7 +5,7 @@
 # %% ../nbs/06_allocator.ipynb #708bc721
 from __future__ import annotations
 import bisect, math, time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 import torch, pandas as pd
 from fastcore.basics import patch
 
@@ -13,7 +13,7 @@ from fastcore.basics import patch
 __all__ = ['MIN_BLOCK', 'SMALL_SIZE', 'SMALL_BUFFER', 'MIN_LARGE_ALLOC', 'ROUND_LARGE', 'LARGE_BUFFER', 'STEP_END', 'EMPTY_CACHE',
            'AllocConf', 'parse_alloc_conf', 'round_request', 'segment_size', 'CachingAllocatorModel', 'format_size',
            'AllocReplay', 'replay', 'AllocRecorder', 'gpu_table', 'gpu_capacity', 'cublas_workspace_bytes',
-           'outside_allocator', 'device_budget', 'replay_on']
+           'outside_allocator', 'device_budget', 'process_overhead', 'replay_on']
 
 # %% ../nbs/06_allocator.ipynb #7eadfc0e
 MIN_BLOCK = 512            # kMinBlockSize: every request is rounded up to 512 B (AllocatorConfig.h, torch 2.14.1)
@@ -678,7 +678,21 @@ def device_budget(gpu:str, # a card of `gpu_table()`
     "Bytes the caching allocator can reserve on `gpu`: its capacity less what the process holds outside it"
     return gpu_capacity(gpu) - sum(outside_allocator(gpu).values())
 
-# %% ../nbs/06_allocator.ipynb #f65f4325
+# %% ../nbs/06_allocator.ipynb #81ef5d9b
+def process_overhead(gpu:str, # a card of `gpu_table()`
+                     workspaces:int=2, # cuBLAS workspaces alive (forward thread + autograd's thread when training)
+                    )->pd.DataFrame:
+    "What the process holds on `gpu` besides the tensors of a step: part, bytes, where it lives, source"
+    (ctx_label, ctx), = outside_allocator(gpu).items()
+    ws = cublas_workspace_bytes(gpu)
+    return pd.DataFrame([
+        dict(part=ctx_label, nbytes=ctx, where='outside the allocator: taken off the capacity'),
+        dict(part=f'cuBLAS workspace x {workspaces} (CublasHandlePool.cpp default; cited, not measured here)',
+             nbytes=ws * workspaces, where='inside the allocator: replayed as the first allocations'),
+        dict(part='cuDNN convolution workspace (no fixed bound in torch; not counted)', nbytes=0,
+             where='inside the allocator, during each convolution')])
+
+# %% ../nbs/06_allocator.ipynb #06382ff7
 def replay_on(events, # a trace, as for `replay`
               gpu:str, # a card of `gpu_table()`
               conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
