@@ -516,7 +516,7 @@ def malloc(self:CachingAllocatorModel, nbytes:int):
             raise torch.OutOfMemoryError(self._oom_message(seg))
     return self._take(b, size, nbytes)
 
-# %% ../nbs/06_allocator.ipynb #bbda2b5e
+# %% ../nbs/06_allocator.ipynb #23d51bee
 @patch
 def segment_map(self:CachingAllocatorModel)->pd.DataFrame:
     "Every mapped block: segment, pool, segment address, offset, bytes, state ('allocated' or 'free'), requested bytes"
@@ -532,11 +532,11 @@ def segment_map(self:CachingAllocatorModel)->pd.DataFrame:
     return pd.DataFrame(rows, columns=['segment', 'pool', 'expandable', 'seg_addr', 'offset', 'nbytes', 'state',
                                        'requested'])
 
-# %% ../nbs/06_allocator.ipynb #ad7824ec
+# %% ../nbs/06_allocator.ipynb #1becf505
 STEP_END = '<step end>'        # an event key: the end of a training step
 EMPTY_CACHE = '<empty_cache>'  # an event key: `torch.cuda.empty_cache()` here
 
-# %% ../nbs/06_allocator.ipynb #e2e3f862
+# %% ../nbs/06_allocator.ipynb #6345d4a7
 class AllocReplay:
     "What a trace does to the caching allocator: per-event figures, peaks, the segment map, where it ran out"
     def __init__(self, model, rows, steps, oom, seconds):
@@ -555,7 +555,7 @@ class AllocReplay:
         return (f"AllocReplay(allocated_peak={self.allocated_peak}, reserved_peak={self.reserved_peak}, "
                 f"steps={len(self.steps)}, fits={self.fits})")
 
-# %% ../nbs/06_allocator.ipynb #2a55f27e
+# %% ../nbs/06_allocator.ipynb #83051d41
 def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` markers (see above)
            capacity:int|None=None, # bytes the allocator may reserve (`device_budget`); None: unlimited
            conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
@@ -583,7 +583,7 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
     if oom is not None or (rows and rows[-1][1] == step): steps.append([step, pa, pr, a.allocated, a.reserved])
     return AllocReplay(a, rows, steps, oom, time.perf_counter() - t0)
 
-# %% ../nbs/06_allocator.ipynb #d737eb76
+# %% ../nbs/06_allocator.ipynb #a193782c
 class AllocRecorder:
     "An observer for `track_memory(observer=...)` that records the storage trace `replay` reads"
     def __init__(self): self.events, self.sizes, self.n_ops = [], {}, 0
@@ -603,7 +603,7 @@ class AllocRecorder:
             st = t.untyped_storage()
             if id(st) not in self.sizes and st.nbytes(): self.grew(id(st), st.nbytes())
 
-# %% ../nbs/06_allocator.ipynb #4a018552
+# %% ../nbs/06_allocator.ipynb #cb6dbbb2
 # name: (GiB printed as "total capacity" in a CUDA OOM message, or None; its source; vendor bytes; compute capability)
 _GPUS = {
     'T4': (14.56, 'https://github.com/Zheng-Chong/CatVTON/issues/133 (Tesla T4, GCP)', 16 * 10**9, (7, 5)),
@@ -624,7 +624,7 @@ def _reported_bytes(gib:float)->int:
     "The smallest byte count CUDA's message prints as `gib` GiB (two decimals)"
     return math.ceil((gib - 0.005) * 2**30)
 
-# %% ../nbs/06_allocator.ipynb #22a10ed5
+# %% ../nbs/06_allocator.ipynb #0d405f31
 def gpu_table()->pd.DataFrame:
     "The known cards: capacity as torch reports it (bytes), how it is known, the source, compute capability"
     rep = {k: _reported_bytes(v[0]) for k, v in _GPUS.items() if v[0] is not None}
@@ -644,7 +644,7 @@ def gpu_capacity(name:str, # a card of `gpu_table()`, e.g. 'T4', 'A100-80', 'RTX
     "The card's total memory in bytes as `torch.cuda.mem_get_info` reports it (cited, or estimated: see `gpu_table`)"
     return int(gpu_table().set_index('gpu').capacity[_gpu_key(name)])
 
-# %% ../nbs/06_allocator.ipynb #531e96a8
+# %% ../nbs/06_allocator.ipynb #b75328dd
 # GiB printed in an OOM message: (this process has, allocated by PyTorch, reserved but unallocated in MiB), source
 _CONTEXT = {
     'T4': ((4.11, 3.72, 264.21), 'https://github.com/Zheng-Chong/CatVTON/issues/133'),
@@ -663,7 +663,7 @@ def cublas_workspace_bytes(gpu:str, # a card of `gpu_table()`
     "torch's default cuBLAS workspace for the card's compute capability (CublasHandlePool.cpp; cited, not measured)"
     return 4096 * 8 * 1024 if _GPUS[_gpu_key(gpu)][3] == (9, 0) else 4096 * 1024 * 2 + 16 * 1024 * 8
 
-# %% ../nbs/06_allocator.ipynb #efc29e8e
+# %% ../nbs/06_allocator.ipynb #b8fb3ff0
 def outside_allocator(gpu:str, # a card of `gpu_table()`
                      )->dict:
     "Bytes the process holds on `gpu` outside the caching allocator, by part, each labelled with its source"
@@ -678,7 +678,7 @@ def device_budget(gpu:str, # a card of `gpu_table()`
     "Bytes the caching allocator can reserve on `gpu`: its capacity less what the process holds outside it"
     return gpu_capacity(gpu) - sum(outside_allocator(gpu).values())
 
-# %% ../nbs/06_allocator.ipynb #81ef5d9b
+# %% ../nbs/06_allocator.ipynb #5b9e7ced
 def process_overhead(gpu:str, # a card of `gpu_table()`
                      workspaces:int=2, # cuBLAS workspaces alive (forward thread + autograd's thread when training)
                     )->pd.DataFrame:
@@ -692,7 +692,7 @@ def process_overhead(gpu:str, # a card of `gpu_table()`
         dict(part='cuDNN convolution workspace (no fixed bound in torch; not counted)', nbytes=0,
              where='inside the allocator, during each convolution')])
 
-# %% ../nbs/06_allocator.ipynb #06382ff7
+# %% ../nbs/06_allocator.ipynb #7e898b0a
 def replay_on(events, # a trace, as for `replay`
               gpu:str, # a card of `gpu_table()`
               conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings

@@ -71,7 +71,7 @@ def allocator_run(bs:int=8, # documents per batch
                   budget=None, # emulated device size (bytes, '64MiB', or a card such as 'T4'); None: unlimited
                   n_batches:int=7, # training steps recorded
                   seed:int=0, # seeds the model and the batch order
-                  device=None, # where to train and record; `memhelp.core.default_device()` when None
+                  device='cpu', # where to train and record (the replay is the emulation: the CPU will do)
                  ):
     "Train the tiny text classifier for `n_batches` steps, replay its trace through the caching allocator model"
     bs, n_batches = check_int('bs', bs, hi=63), check_int('n_batches', n_batches, hi=1000)
