@@ -74,7 +74,7 @@ def allocator_run(bs:int=8, # documents per batch
                   device='cpu', # where to train and record (the replay is the emulation: the CPU will do)
                  ):
     "Train the tiny text classifier for `n_batches` steps, replay its trace through the caching allocator model"
-    bs, n_batches = check_int('bs', bs, hi=63), check_int('n_batches', n_batches, hi=1000)
+    bs, n_batches = check_int('bs', bs), check_int('n_batches', n_batches, hi=1000)  # get_text_dls checks bs's top
     order, seed = check_choice('order', order, _ORDERS), check_int('seed', seed, lo=0, hi=2**32 - 1)
     check_bool('expandable', expandable); check_bool('empty_cache', empty_cache)
     cap = device_budget(budget) if isinstance(budget, str) and not budget[0].isdigit() else check_budget(budget)
