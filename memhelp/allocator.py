@@ -12,8 +12,9 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['MIN_BLOCK', 'SMALL_SIZE', 'SMALL_BUFFER', 'MIN_LARGE_ALLOC', 'ROUND_LARGE', 'LARGE_BUFFER', 'STEP_END', 'EMPTY_CACHE',
            'AllocConf', 'parse_alloc_conf', 'round_request', 'segment_size', 'CachingAllocatorModel', 'format_size',
-           'AllocReplay', 'replay', 'AllocRecorder', 'gpu_table', 'gpu_capacity', 'cublas_workspace_bytes',
-           'outside_allocator', 'device_budget', 'process_overhead', 'replay_on']
+           'AllocReplay', 'replay', 'with_empty_cache', 'smallest_capacity', 'AllocRecorder', 'gpu_table',
+           'gpu_capacity', 'cublas_workspace_bytes', 'outside_allocator', 'device_budget', 'process_overhead',
+           'replay_on']
 
 # %% ../nbs/06_allocator.ipynb #7eadfc0e
 MIN_BLOCK = 512            # kMinBlockSize: every request is rounded up to 512 B (AllocatorConfig.h, torch 2.14.1)
@@ -583,7 +584,32 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
     if oom is not None or (rows and rows[-1][1] == step): steps.append([step, pa, pr, a.allocated, a.reserved])
     return AllocReplay(a, rows, steps, oom, time.perf_counter() - t0)
 
-# %% ../nbs/06_allocator.ipynb #a193782c
+# %% ../nbs/06_allocator.ipynb #5855009d
+def with_empty_cache(events:list, # a trace for `memhelp.allocator.replay`
+                    )->list:
+    "`events` with `torch.cuda.empty_cache()` after every step but the last"
+    out, ends = [], sum(k == STEP_END for k, _ in events)
+    for k, n in events:
+        out.append((k, n))
+        if k == STEP_END and (ends := ends - 1): out.append((EMPTY_CACHE, 0))
+    return out
+
+# %% ../nbs/06_allocator.ipynb #0fd933c0
+def smallest_capacity(events:list, # a trace for `memhelp.allocator.replay`
+                      conf=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
+                      step:int=2**21, # resolution of the search, bytes
+                     )->int:
+    "The smallest device size (a multiple of `step`) on which the replay of `events` does not run out, by bisection"
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"step: must be bytes (an int >= 1), got {step!r}")
+    lo, hi = 0, -(-replay(events, None, conf).reserved_peak // step)  # the uncapped reserved peak always fits
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if replay(events, mid * step, conf).fits: hi = mid
+        else: lo = mid
+    return hi * step
+
+# %% ../nbs/06_allocator.ipynb #a42e30e5
 class AllocRecorder:
     "An observer for `track_memory(observer=...)` that records the storage trace `replay` reads"
     def __init__(self): self.events, self.sizes, self.n_ops = [], {}, 0
@@ -603,7 +629,7 @@ class AllocRecorder:
             st = t.untyped_storage()
             if id(st) not in self.sizes and st.nbytes(): self.grew(id(st), st.nbytes())
 
-# %% ../nbs/06_allocator.ipynb #cb6dbbb2
+# %% ../nbs/06_allocator.ipynb #85853aaa
 # name: (GiB printed as "total capacity" in a CUDA OOM message, or None; its source; vendor bytes; compute capability)
 _GPUS = {
     'T4': (14.56, 'https://github.com/Zheng-Chong/CatVTON/issues/133 (Tesla T4, GCP)', 16 * 10**9, (7, 5)),
@@ -624,7 +650,7 @@ def _reported_bytes(gib:float)->int:
     "The smallest byte count CUDA's message prints as `gib` GiB (two decimals)"
     return math.ceil((gib - 0.005) * 2**30)
 
-# %% ../nbs/06_allocator.ipynb #0d405f31
+# %% ../nbs/06_allocator.ipynb #78f4cc2b
 def gpu_table()->pd.DataFrame:
     "The known cards: capacity as torch reports it (bytes), how it is known, the source, compute capability"
     rep = {k: _reported_bytes(v[0]) for k, v in _GPUS.items() if v[0] is not None}
@@ -644,7 +670,7 @@ def gpu_capacity(name:str, # a card of `gpu_table()`, e.g. 'T4', 'A100-80', 'RTX
     "The card's total memory in bytes as `torch.cuda.mem_get_info` reports it (cited, or estimated: see `gpu_table`)"
     return int(gpu_table().set_index('gpu').capacity[_gpu_key(name)])
 
-# %% ../nbs/06_allocator.ipynb #b75328dd
+# %% ../nbs/06_allocator.ipynb #d2bd0c10
 # GiB printed in an OOM message: (this process has, allocated by PyTorch, reserved but unallocated in MiB), source
 _CONTEXT = {
     'T4': ((4.11, 3.72, 264.21), 'https://github.com/Zheng-Chong/CatVTON/issues/133'),
@@ -663,7 +689,7 @@ def cublas_workspace_bytes(gpu:str, # a card of `gpu_table()`
     "torch's default cuBLAS workspace for the card's compute capability (CublasHandlePool.cpp; cited, not measured)"
     return 4096 * 8 * 1024 if _GPUS[_gpu_key(gpu)][3] == (9, 0) else 4096 * 1024 * 2 + 16 * 1024 * 8
 
-# %% ../nbs/06_allocator.ipynb #b8fb3ff0
+# %% ../nbs/06_allocator.ipynb #32a272c6
 def outside_allocator(gpu:str, # a card of `gpu_table()`
                      )->dict:
     "Bytes the process holds on `gpu` outside the caching allocator, by part, each labelled with its source"
@@ -678,7 +704,7 @@ def device_budget(gpu:str, # a card of `gpu_table()`
     "Bytes the caching allocator can reserve on `gpu`: its capacity less what the process holds outside it"
     return gpu_capacity(gpu) - sum(outside_allocator(gpu).values())
 
-# %% ../nbs/06_allocator.ipynb #5b9e7ced
+# %% ../nbs/06_allocator.ipynb #4f97d2f0
 def process_overhead(gpu:str, # a card of `gpu_table()`
                      workspaces:int=2, # cuBLAS workspaces alive (forward thread + autograd's thread when training)
                     )->pd.DataFrame:
@@ -692,7 +718,7 @@ def process_overhead(gpu:str, # a card of `gpu_table()`
         dict(part='cuDNN convolution workspace (no fixed bound in torch; not counted)', nbytes=0,
              where='inside the allocator, during each convolution')])
 
-# %% ../nbs/06_allocator.ipynb #7e898b0a
+# %% ../nbs/06_allocator.ipynb #2ebe24a0
 def replay_on(events, # a trace, as for `replay`
               gpu:str, # a card of `gpu_table()`
               conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings

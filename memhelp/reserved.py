@@ -9,11 +9,11 @@ from fastai.text.all import (Learner, DataLoaders, Callback, CancelEpochExceptio
                              set_seed, nn, F)
 from .core import track_memory, check_int, check_choice, check_bool, check_budget, check_device
 from .data import get_text_dls
-from .allocator import (AllocRecorder, replay, STEP_END, EMPTY_CACHE, CachingAllocatorModel, format_size,
-                               gpu_capacity, device_budget, outside_allocator)
+from .allocator import (AllocRecorder, replay, STEP_END, CachingAllocatorModel, format_size, device_budget,
+                               with_empty_cache, smallest_capacity)
 
 # %% auto #0
-__all__ = ['with_empty_cache', 'allocator_run', 'plot_reserved', 'plot_segments', 'smallest_capacity']
+__all__ = ['allocator_run', 'plot_reserved', 'plot_segments']
 
 # %% ../nbs/22_allocator.ipynb #95221923
 class _TinyText(nn.Module):
@@ -54,16 +54,7 @@ def _train_trace(bs, order, n_batches, seed, device)->list:
     ends = [i for i, (k, _) in enumerate(rec.events) if k == STEP_END]
     return rec.events[:ends[-1] + 1]  # the training steps; validation is not part of the step
 
-# %% ../nbs/22_allocator.ipynb #62f46c5d
-def with_empty_cache(events:list, # a trace for `memhelp.allocator.replay`
-                    )->list:
-    "`events` with `torch.cuda.empty_cache()` after every step but the last"
-    out, ends = [], sum(k == STEP_END for k, _ in events)
-    for k, n in events:
-        out.append((k, n))
-        if k == STEP_END and (ends := ends - 1): out.append((EMPTY_CACHE, 0))
-    return out
-
+# %% ../nbs/22_allocator.ipynb #04abaecc
 def allocator_run(bs:int=8, # documents per batch
                   order:str='growing', # 'sorted' (fastai's SortedDL), 'random' or 'growing' (shortest batch first)
                   expandable:bool=False, # replay with `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`
@@ -114,17 +105,3 @@ def plot_segments(r, # an `AllocReplay`, or a `CachingAllocatorModel`
     ax.invert_yaxis(); ax.set_xlabel('MiB into the segment (dark: allocated, light: cached, free)')
     ax.set_title('Segments (emulated CUDA)', fontsize=9)
     return ax
-
-# %% ../nbs/22_allocator.ipynb #cf1d3cc5
-def smallest_capacity(events:list, # a trace for `memhelp.allocator.replay`
-                      conf=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
-                      step:int=2**21, # resolution of the search, bytes
-                     )->int:
-    "The smallest device size (a multiple of `step`) on which the replay of `events` does not run out, by bisection"
-    step = check_int('step', step, hi=2**40)
-    lo, hi = 0, -(-replay(events, None, conf).reserved_peak // step)  # the uncapped reserved peak always fits
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if replay(events, mid * step, conf).fits: hi = mid
-        else: lo = mid
-    return hi * step
