@@ -12,7 +12,7 @@ lab:  starts JupyterLab on a copy of the notebooks; in each notebook, runs all c
 docs: serves the built site (`python tools/build_docs.py` first) and checks the home page and a lesson
       page: plots, a doc panel beside each public definition, and that every internal link and fragment resolves;
       that no code block cuts a line off (the home page's CPU install command shown in full), that figure text is
-      at least MIN_TEXT_PX at the page width, and that no page shows a signature's `None` default as `NoneType=None`.
+      at least MIN_TEXT_PX at the page width, and that no page shows a signature's `None` default as `NoneType=None` or a source link to line `None`.
 
     python tools/browser_test.py                        # both parts
     python tools/browser_test.py --only lab --notebook nbs/11_image_size.ipynb   # one notebook
@@ -486,11 +486,12 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
             bad = [f'{u} -> {why}' for u in internal if (why := link_problem(u, cache))]
             check(f'docs {rel}: {len(internal)} internal links and resources resolve', bool(internal) and not bad, '; '.join(bad[:10]))
         # the same for every page of the site, from its HTML (no browser needed)
-        bad, n, nonetype = [], 0, []
+        bad, n, nonetype, lnone = [], 0, [], []
         for f in sorted(site.glob('*.html')):
             url = urljoin(base, f.name)
             body = f.read_text(errors='replace')
             if 'NoneType=None' in html.unescape(re.sub(r'<[^>]+>', '', body)): nonetype.append(f.name)  # text, not highlighting spans
+            if '#LNone' in body: lnone.append(f.name)
             refs = re.findall(r'''\b(?:href|src)=["']([^"'#][^"']*|#[^"']+)["']''', body)
             for ref in {html.unescape(r) for r in refs}:
                 u = urljoin(url, ref)
@@ -500,6 +501,7 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
         check(f'docs: all {len(list(site.glob("*.html")))} pages, {n} internal links and resources resolve', n > 0 and not bad,
               '; '.join(bad[:10]) + (f' (and {len(bad) - 10} more)' if len(bad) > 10 else ''))
         check(f"docs: no signature shows 'NoneType=None' (a None default reads '=None')", not nonetype, f'in {nonetype}')
+        check("docs: no source link points at line 'None' (#LNone)", not lnone, f'in {lnone}')
         if external: log(f'blocked {len(set(external))} request(s) to other hosts (offline), e.g. {sorted(set(external))[:3]}')
         if page_errors: log(f'JavaScript errors on the site: {page_errors[:3]}')
     except Exception as e:

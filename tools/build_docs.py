@@ -221,8 +221,9 @@ def show_doc_attrs(md: str) -> str:
     return re.sub(r'\[([^\]]*)\]\(([^)\s]+)\)\{([^}]*)\}', lambda m: f'<a href="{m.group(2)}" {m.group(3)}>{m.group(1)}</a>', md)
 
 def none_defaults(md: str) -> str:
-    "`ax:NoneType=None` -> `ax=None` in show_doc signatures (fastcore's docments call an unannotated `None` default's type NoneType)"
-    return re.sub(r'(\w):NoneType=None\b', r'\1=None', md)
+    """`ax:NoneType=None` -> `ax=None` in show_doc signatures (fastcore's docments call an unannotated `None` default's type
+    NoneType); a source link without a line (nbdev writes `#LNone` when it cannot find one) points at the file"""
+    return re.sub(r'(\w):NoneType=None\b', r'\1=None', md).replace('#LNone)', ')')
 
 def _text(v): return ''.join(v) if isinstance(v, list) else v
 

@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     # notebooks run side by side share the cores: more threads each than cores / workers only make them wait on each other
     os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // a.n_workers)))
     os.environ.setdefault('MPLBACKEND', 'Agg')
-    print(f"testing {len(nbs)} notebook(s), {a.n_workers} at a time, {os.environ['OMP_NUM_THREADS']} thread(s) each"
+    print(f"testing {len(nbs)} notebook(s), {min(a.n_workers, len(nbs))} at a time, {os.environ['OMP_NUM_THREADS']} thread(s) each"
           + (f", flags: {a.flags}" if a.flags else ''), flush=True)
     t0, results = time.time(), {}
     with ThreadPoolExecutor(a.n_workers) as ex:
