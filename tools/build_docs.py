@@ -111,7 +111,7 @@ def exec_one(src: Path, dst: Path, flags: set, timeout: int, key: str):
     os.environ['MATPLOTLIBRC'] = str(ASSETS/'matplotlibrc')  # text big enough at the page's width (see that file)
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     progress, n = dst.with_suffix('.progress'), len(nb.cells)
-    def started(cell, cell_index, **_): progress.write_text(f'cell {cell_index + 1} of {n}')  # read by `execute_all`'s heartbeat
+    def started(cell, cell_index, **_): progress.write_text(f'cell {cell_index + 1} of {n}')  # for the heartbeat
     client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(NBS)}},
                             on_cell_start=started)
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -121,10 +121,12 @@ def exec_one(src: Path, dst: Path, flags: set, timeout: int, key: str):
         sys.exit(RETRY_RC)
     except CellExecutionError as e:
         i = next((j for j, c in enumerate(nb.cells) if any(o.get('output_type') == 'error' for o in c.get('outputs', []))), None)
-        cell = nb.cells[i].source if i is not None else '?'
-        tb = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', str(e))
-        print(f"{src.name}: cell {i} failed: {e.ename}: {e.evalue}\n--- cell source:\n{cell}\n--- traceback (end):\n"
-              + '\n'.join(tb.splitlines()[-25:]), file=sys.stderr)
+        cell = (nb.cells[i].source if i is not None else '?').splitlines()
+        tb = [l for l in re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', str(e)).splitlines() if l.strip()]
+        # fail short: the error, the head of the cell and the end of the traceback
+        print(f"{src.name}: cell {i} failed: {e.ename}: {e.evalue}".splitlines()[0] + '\n  cell:\n'
+              + '\n'.join(f'    {l}' for l in cell[:6]) + '\n  traceback (end):\n'
+              + '\n'.join(f'    {l}' for l in tb[-8:]), file=sys.stderr)
         sys.exit(1)
     for i, s in blanked.items(): nb.cells[i].source = s
     nb.metadata['memhelp_docs'] = {'key': key}
@@ -166,13 +168,18 @@ def execute_all(nbs, flags, jobs, timeout, may_run) -> tuple[dict, list]:
         log(f"{'ok  ' if r.returncode == 0 else 'FAIL'} {nb.name} ({time.time() - t0:.0f} s)")
         return nb, dst, r
     threading.Thread(target=heartbeat, daemon=True).start()
-    with ThreadPoolExecutor(max(1, jobs)) as ex:
-        for nb, dst, r in ex.map(run, todo):
-            if r.returncode == 0: src_of[nb] = dst
-            else:
-                failed.append(nb.name); src_of[nb] = nb
-                print(f'---- {nb.name}:\n' + '\n'.join((r.stdout + r.stderr).splitlines()[-60:]), file=sys.stderr)
+    with ThreadPoolExecutor(max(1, jobs)) as ex: results = list(ex.map(run, todo))
     done.set()
+    seen = {}  # an error already shown for another notebook is named, not repeated
+    for nb, dst, r in results:
+        if r.returncode == 0: src_of[nb] = dst; continue
+        failed.append(nb.name); src_of[nb] = nb
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        head = next((l for l in lines if l.startswith(f'{nb.name}: ')), lines[-1] if lines else '?')
+        key = head.split(' failed: ', 1)[-1]
+        if key in seen: print(f'---- FAIL {head} (the same error as {seen[key]})', file=sys.stderr); continue
+        seen[key] = nb.name
+        print(f'---- FAIL {nb.name}:\n' + '\n'.join(lines[-20:]), file=sys.stderr)
     return src_of, failed
 
 # ---------------------------------------------------------------- 2. prepare for the site
@@ -221,8 +228,8 @@ def show_doc_attrs(md: str) -> str:
     return re.sub(r'\[([^\]]*)\]\(([^)\s]+)\)\{([^}]*)\}', lambda m: f'<a href="{m.group(2)}" {m.group(3)}>{m.group(1)}</a>', md)
 
 def none_defaults(md: str) -> str:
-    """`ax:NoneType=None` -> `ax=None` in show_doc signatures (fastcore's docments call an unannotated `None` default's type
-    NoneType); a source link without a line (nbdev writes `#LNone` when it cannot find one) points at the file"""
+    """`ax:NoneType=None` -> `ax=None` in show_doc signatures (fastcore's docments call an unannotated `None`
+    default's type NoneType); a source link without a line (nbdev writes `#LNone`) points at the file"""
     return re.sub(r'(\w):NoneType=None\b', r'\1=None', md).replace('#LNone)', ')')
 
 def _text(v): return ''.join(v) if isinstance(v, list) else v
@@ -280,7 +287,9 @@ def prepare(nb_path: Path, pages: dict, link) -> dict:
         for o in c.get('outputs', []):
             if o.get('output_type') == 'stream': o['text'] = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', _text(o['text']))
             md = o.get('data', {}).get('text/markdown')
-            if md is not None: o['data']['text/markdown'] = nbdev_anchors(show_doc_attrs(link_notebooks(link(none_defaults(_text(md))), pages)))
+            if md is not None:
+                md = link_notebooks(link(none_defaults(_text(md))), pages)
+                o['data']['text/markdown'] = nbdev_anchors(show_doc_attrs(md))
         c.setdefault('metadata', {})['tags'] = sorted(tags)
         cells.append(c)
     nb['cells'] = cells

@@ -15,8 +15,8 @@ Why not `nbdev_test` itself: it prints each failure's whole traceback as it happ
 `--timing` table when a notebook fails, so a failing run ends in pages of tracebacks and no times.
 """
 from __future__ import annotations
-import argparse, contextlib, io, json, os, re, subprocess, sys, tempfile, time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import argparse, contextlib, io, json, os, re, subprocess, sys, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def notebooks(paths: list[str]) -> list[Path]:
     return sorted(dict.fromkeys(out))
 
 def run_one(nb: Path, flags: str, out: Path):
-    "In a child process: test notebook `nb` with nbdev's `test_nb`; write ok, seconds, failing cell and traceback to `out`"
+    "In a child process: test `nb` with nbdev's `test_nb`; write ok, seconds, failing cell and traceback to `out`"
     from nbdev.config import get_config
     from nbdev.test import test_nb
     cfg = get_config()
@@ -66,10 +66,10 @@ def test(nb: Path, flags: str, timeout: float) -> dict:
                     tb=f'the test process ended with exit status {p.returncode} and no result:\n{p.stdout}{p.stderr}')
 
 def failure_block(nb: Path, r: dict, seen: dict) -> str:
-    "One short block for a failed notebook: the cell's head and the traceback's last lines, or the notebook with the same error"
+    "A failed notebook's block: the cell's head and the traceback's end, or the notebook that had the same error"
     lines = [l for l in r['tb'].rstrip().splitlines() if l.strip()]
     cell_at = [i for i, l in enumerate(lines) if re.match(r'\s*(File "<ipython-input-|Cell In\[)', l)]
-    tail = lines[cell_at[0] if cell_at else 0:][-TB_LINES:]  # from the notebook's own cell: IPython's frames say nothing
+    tail = lines[cell_at[0] if cell_at else 0:][-TB_LINES:]  # from the notebook's cell: IPython's frames say nothing
     head = f"---- FAIL {nb.name}" + (f", cell {r['cell']}" if r['cell'] else '')
     key = '\n'.join(tail[-2:])
     if key in seen: return f"{head}: {tail[-1] if tail else '?'} (the same error as {seen[key]})"
@@ -81,7 +81,7 @@ def failure_block(nb: Path, r: dict, seen: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('paths', nargs='*', help="notebooks or folders (default: settings.ini's nbs_path)")
-    ap.add_argument('--flags', default='', help="test flags to run that are normally skipped, e.g. 'slow' or 'slow gpu'")
+    ap.add_argument('--flags', default='', help="test flags to run that are skipped otherwise: 'slow', 'slow gpu'")
     ap.add_argument('--n_workers', type=int, default=2, help='notebooks tested at once (default 2)')
     ap.add_argument('--timeout', type=float, default=1800, help='seconds a notebook may take (default 1800)')
     ap.add_argument('--one', nargs=2, metavar=('NB', 'RESULT'), help=argparse.SUPPRESS)
@@ -90,21 +90,20 @@ def main(argv=None) -> int:
     if a.n_workers < 1: ap.error(f'--n_workers must be at least 1, got {a.n_workers}')
     nbs = notebooks(a.paths)
     if not nbs: print('No files were eligible for testing'); return 1
-    # notebooks run side by side share the cores: more threads each than cores / workers only make them wait on each other
+    # notebooks run side by side share the cores: more threads each than cores / workers only make them wait
     os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // a.n_workers)))
     os.environ.setdefault('MPLBACKEND', 'Agg')
-    print(f"testing {len(nbs)} notebook(s), {min(a.n_workers, len(nbs))} at a time, {os.environ['OMP_NUM_THREADS']} thread(s) each"
+    print(f"testing {len(nbs)} notebook(s), {min(a.n_workers, len(nbs))} at a time, "
+          f"{os.environ['OMP_NUM_THREADS']} thread(s) each"
           + (f", flags: {a.flags}" if a.flags else ''), flush=True)
-    t0, results = time.time(), {}
-    with ThreadPoolExecutor(a.n_workers) as ex:
-        def start(nb):
-            print(f'Starting {nb.name}', flush=True)
-            return test(nb, a.flags, a.timeout)
-        futs = {ex.submit(start, nb): nb for nb in nbs}
-        for f in as_completed(futs):
-            nb, r = futs[f], f.result()
-            results[nb] = r
-            print(f"- {'Completed' if r['ok'] else 'FAILED'} {nb.name} ({r['secs']:.0f} s)", flush=True)
+    t0, results, lock = time.time(), {}, threading.Lock()
+    def say(line):  # one write per line, so that lines from two threads never run into each other
+        with lock: sys.stdout.write(line + '\n'); sys.stdout.flush()
+    def one(nb):
+        say(f'Starting {nb.name}')
+        r = results[nb] = test(nb, a.flags, a.timeout)
+        say(f"- {'Completed' if r['ok'] else 'FAILED'} {nb.name} ({r['secs']:.0f} s)")
+    with ThreadPoolExecutor(a.n_workers) as ex: list(ex.map(one, nbs))
     failed, seen = [nb for nb in nbs if not results[nb]['ok']], {}
     for nb in failed: print(failure_block(nb, results[nb], seen))
     print(f'times, slowest first (all {len(nbs)} in {time.time() - t0:.0f} s):')
