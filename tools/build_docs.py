@@ -179,7 +179,8 @@ def execute_all(nbs, flags, jobs, timeout, may_run) -> tuple[dict, list]:
         key = head.split(' failed: ', 1)[-1]
         if key in seen: print(f'---- FAIL {head} (the same error as {seen[key]})', file=sys.stderr); continue
         seen[key] = nb.name
-        print(f'---- FAIL {nb.name}:\n' + '\n'.join(lines[-20:]), file=sys.stderr)
+        block = lines[lines.index(head):] if head in lines else lines  # from the error on: not the kernel's warnings
+        print(f'---- FAIL {nb.name}:\n' + '\n'.join(block[-20:]), file=sys.stderr)
     return src_of, failed
 
 # ---------------------------------------------------------------- 2. prepare for the site
