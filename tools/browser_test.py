@@ -10,7 +10,10 @@ lab:  starts JupyterLab on a copy of the notebooks; in each notebook, runs all c
       A notebook with neither widget fails. Default: the explorer lesson, the image-size technique lesson
       (a MemExplorer each) and the planner (its PlanWidget; Run All there includes its `#| slow` cells).
 docs: serves the built site (`python tools/build_docs.py` first) and checks the home page and a lesson
-      page: plots, a doc panel beside each public definition, and that every internal link and fragment resolves.
+      page: plots, a doc panel beside each public definition, and that every internal link and fragment resolves;
+      that no code block cuts a line off (the home page's CPU install command shown in full), that figure text is
+      at least MIN_TEXT_PX at the page width, and that no page shows a signature's `None` default as
+      `NoneType=None` or a source link to line `None`.
 
     python tools/browser_test.py                        # both parts
     python tools/browser_test.py --only lab --notebook nbs/11_image_size.ipynb   # one notebook
@@ -387,7 +390,10 @@ def test_lab(p, executable, notebooks, shots, timeout, tmp):
 # ======================================================================= docs site
 PAGE_JS = """() => ({
   title: document.title,
-  imgs: [...document.querySelectorAll('article img')].map(i => ({src: i.getAttribute('src').slice(0, 40), w: i.naturalWidth})),
+  imgs: [...document.querySelectorAll('article img')].map(i => ({src: i.getAttribute('src').slice(0, 40),
+                                                                  w: i.naturalWidth, cw: i.getBoundingClientRect().width})),
+  pres: [...document.querySelectorAll('article pre')].map(p => ({text: p.innerText, sw: p.scrollWidth,
+                                                                  cw: p.clientWidth})),
   headings: [...document.querySelectorAll('article h1, article h2, article h3')].map(h => h.textContent.replace('¶', '').trim()),
   links: [...document.querySelectorAll('a[href]')].map(a => a.href),
   article_links: [...document.querySelectorAll('article a[href]')].map(a => a.href),
@@ -447,12 +453,20 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
             check(f'docs {rel}: no plain-text widget repr in outputs', not re.search(r'\b(IntSlider|FloatSlider|VBox|HBox)\(', outs),
                   re.findall(r'.{0,60}\b(?:IntSlider|FloatSlider|VBox|HBox)\(.{0,60}', outs)[:1])
             plots = [i for i in info['imgs'] if i['src'].startswith('data:image/png') or i['src'].split('?')[0].endswith('.png')]
+            cut = [' '.join(p['text'].split())[:80] for p in info['pres'] if p['sw'] > p['cw'] + 1]
+            check(f'docs {rel}: every code line shown in full (long lines wrap)', not cut,
+                  f'{len(cut)} cut off, e.g. {cut[:2]}')
             if kind == 'lesson':
                 check(f'docs {rel}: plots shown', len(plots) > 0 and all(i['w'] > 0 for i in plots),
                       f"{len(plots)} png image(s), widths {[i['w'] for i in plots][:8]}")
                 want, have = api_names(Path(rel).stem), set(info['headings'])
                 check(f'docs {rel}: a doc panel beside each of its {len(want)} public functions and classes',
                       bool(want) and want <= have, f"missing {sorted(want - have)}")
+                if plots:
+                    px = sorted((text_px(i), i['w']) for i in plots if i['w'] > 0)
+                    check(f'docs {rel}: figure text at least {MIN_TEXT_PX} px at page width ({FIG_TEXT_PT:g} pt drawn)',
+                          bool(px) and px[0][0] >= MIN_TEXT_PX,
+                          f'smallest {px[0][0]:.1f} px (a {px[0][1]} px wide figure)' if px else 'no plot')
             elif kind == 'home':
                 lessons = sorted(p.name for p in site.glob('*.html') if p.name not in ('index.html', '404.html'))
                 linked = {Path(urlsplit(l).path).name for l in info['article_links'] if urlsplit(l).netloc == urlsplit(base).netloc}
@@ -467,15 +481,24 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
                 check(f'docs {rel}: all {len(want)} notebooks have a page in the navigation', bool(want) and not absent,
                       f'missing: {absent}' if absent else '')
                 if plots: check(f'docs {rel}: its plots load', all(i['w'] > 0 for i in plots), f'{len(plots)} png')
+                cmd = install_command()
+                shown = [p for p in info['pres'] if cmd and cmd in ' '.join(p['text'].split())]
+                check(f'docs {rel}: the CPU install command shown in full',
+                      bool(shown) and all(p['sw'] <= p['cw'] + 1 for p in shown), f'{cmd!r}: ' + (
+                          'not on the page' if not shown else f"{shown[0]['sw']} px of text, {shown[0]['cw']} px box"))
             # every internal link and resource answers 200, and every #fragment exists on its page
             internal = sorted({u for u in info['links'] + info['resources'] if urlsplit(u).netloc == urlsplit(base).netloc})
             bad = [f'{u} -> {why}' for u in internal if (why := link_problem(u, cache))]
             check(f'docs {rel}: {len(internal)} internal links and resources resolve', bool(internal) and not bad, '; '.join(bad[:10]))
         # the same for every page of the site, from its HTML (no browser needed)
-        bad, n = [], 0
+        bad, n, nonetype, lnone = [], 0, [], []
         for f in sorted(site.glob('*.html')):
             url = urljoin(base, f.name)
-            refs = re.findall(r'''\b(?:href|src)=["']([^"'#][^"']*|#[^"']+)["']''', f.read_text(errors='replace'))
+            body = f.read_text(errors='replace')
+            if 'NoneType=None' in html.unescape(re.sub(r'<[^>]+>', '', body)):  # the text, not the highlighting spans
+                nonetype.append(f.name)
+            if '#LNone' in body: lnone.append(f.name)
+            refs = re.findall(r'''\b(?:href|src)=["']([^"'#][^"']*|#[^"']+)["']''', body)
             for ref in {html.unescape(r) for r in refs}:
                 u = urljoin(url, ref)
                 if urlsplit(u).netloc != urlsplit(base).netloc: continue
@@ -483,11 +506,32 @@ def test_docs(p, executable, site: Path, pages, shots, tmp):
                 if why := link_problem(u, cache): bad.append(f'{f.name}: {ref} -> {why}')
         check(f'docs: all {len(list(site.glob("*.html")))} pages, {n} internal links and resources resolve', n > 0 and not bad,
               '; '.join(bad[:10]) + (f' (and {len(bad) - 10} more)' if len(bad) > 10 else ''))
+        check("docs: no signature shows 'NoneType=None' (a None default reads '=None')", not nonetype, f'in {nonetype}')
+        check("docs: no source link points at line 'None' (#LNone)", not lnone, f'in {lnone}')
         if external: log(f'blocked {len(set(external))} request(s) to other hosts (offline), e.g. {sorted(set(external))[:3]}')
         if page_errors: log(f'JavaScript errors on the site: {page_errors[:3]}')
     except Exception as e:
         check('docs test', False, f'{e.__class__.__name__}: {e}'); traceback.print_exc()
     finally: teardown(ctx, server)
+
+def _rc(key: str, default: float) -> float:
+    "A number from the docs build's matplotlibrc (tools/docs_assets/matplotlibrc), or matplotlib's default"
+    rc = (ROOT/'tools'/'docs_assets'/'matplotlibrc').read_text()
+    m = re.search(rf'^\s*{re.escape(key)}\s*:\s*([\d.]+)', rc, re.M)
+    return float(m.group(1)) if m else default
+
+FIG_TEXT_PT, FIG_DPI = _rc('font.size', 10), _rc('figure.dpi', 100)  # what the docs build draws figures with
+MIN_TEXT_PX = 11  # smallest readable default figure text on the page, in CSS px (body text is 16)
+
+def text_px(img: dict) -> float:
+    "Height in CSS px of a figure's default-size text as shown: its size in image px, scaled as the image is"
+    return FIG_TEXT_PT / 72 * FIG_DPI * img['cw'] / img['w']
+
+def install_command() -> str:
+    "The README's CPU install command (from nbs/index.ipynb, the home page's source)"
+    src = ''.join(''.join(c['source']) for c in json.loads((ROOT/'nbs'/'index.ipynb').read_text())['cells'])
+    m = re.search(r'^pip install torch torchvision .*whl/cpu$', src, re.M)
+    return m.group(0) if m else ''
 
 def api_names(page: str) -> set:
     "Public functions and classes that `memhelp._modidx` documents on `page` (nbdev puts a panel beside each)"

@@ -19,14 +19,16 @@
     python tools/build_docs.py --no-execute   # fast: no kernel at all
 """
 from __future__ import annotations
-import argparse, configparser, html, hashlib, json, os, re, shutil, subprocess, sys, time
+import argparse, configparser, html, hashlib, json, os, re, shutil, subprocess, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, BUILD, SITE = ROOT/'nbs', ROOT/'_build', ROOT/'_site'
 EXEC, DOCS = BUILD/'exec', BUILD/'docs'
+ASSETS = ROOT/'tools'/'docs_assets'  # the site's css (mkdocs.yml's extra_css) and the kernel's matplotlibrc
 RETRY_RC = 3  # exit code of `--exec-one` when a retry may help
+HEARTBEAT = 30  # seconds between progress lines while notebooks execute
 WIDGET_VIEW, WIDGET_STATE = 'application/vnd.jupyter.widget-view+json', 'application/vnd.jupyter.widget-state+json'
 
 def log(*a): print('[build_docs]', *a, flush=True)
@@ -88,6 +90,7 @@ def with_show_docs(src: Path):
 def cache_key(nb: Path, flags: set) -> str:
     h = hashlib.sha256(nb.read_bytes())
     h.update(Path(__file__).read_bytes())  # how it is executed
+    h.update((ASSETS/'matplotlibrc').read_bytes())
     for p in sorted((ROOT/'memhelp').glob('*.py')): h.update(p.name.encode()); h.update(p.read_bytes())
     h.update(' '.join(sorted(flags)).encode())
     return h.hexdigest()[:16]
@@ -105,18 +108,25 @@ def exec_one(src: Path, dst: Path, flags: set, timeout: int, key: str):
     for i, c in enumerate(nb.cells):
         if c.cell_type == 'code' and skip_exec(c.source, flags): blanked[i], c.source = c.source, ''
     os.environ.pop('MPLBACKEND', None)  # the kernel must keep matplotlib's inline backend, or figures vanish
+    os.environ['MATPLOTLIBRC'] = str(ASSETS/'matplotlibrc')  # text big enough at the page's width (see that file)
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-    client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(NBS)}})
+    progress, n = dst.with_suffix('.progress'), len(nb.cells)
+    def started(cell, cell_index, **_): progress.write_text(f'cell {cell_index + 1} of {n}')  # for the heartbeat
+    client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(NBS)}},
+                            on_cell_start=started)
+    dst.parent.mkdir(parents=True, exist_ok=True)
     try: client.execute()
     except (CellTimeoutError, DeadKernelError) as e:
         print(f"{src.name}: {e.__class__.__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
         sys.exit(RETRY_RC)
     except CellExecutionError as e:
         i = next((j for j, c in enumerate(nb.cells) if any(o.get('output_type') == 'error' for o in c.get('outputs', []))), None)
-        cell = nb.cells[i].source if i is not None else '?'
-        tb = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', str(e))
-        print(f"{src.name}: cell {i} failed: {e.ename}: {e.evalue}\n--- cell source:\n{cell}\n--- traceback (end):\n"
-              + '\n'.join(tb.splitlines()[-25:]), file=sys.stderr)
+        cell = (nb.cells[i].source if i is not None else '?').splitlines()
+        tb = [l for l in re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', str(e)).splitlines() if l.strip()]
+        # fail short: the error, the head of the cell and the end of the traceback
+        print(f"{src.name}: cell {i} failed: {e.ename}: {e.evalue}".splitlines()[0] + '\n  cell:\n'
+              + '\n'.join(f'    {l}' for l in cell[:6]) + '\n  traceback (end):\n'
+              + '\n'.join(f'    {l}' for l in tb[-8:]), file=sys.stderr)
         sys.exit(1)
     for i, s in blanked.items(): nb.cells[i].source = s
     nb.metadata['memhelp_docs'] = {'key': key}
@@ -135,23 +145,42 @@ def execute_all(nbs, flags, jobs, timeout, may_run) -> tuple[dict, list]:
             log(f"{nb.name}: {'stale outputs of a prior run' if have else 'no outputs (never executed)'}")
         else: todo.append((nb, dst, key))
     if todo: log(f"executing {len(todo)} notebook(s), {jobs} at a time: {' '.join(n.name for n, *_ in todo)}")
+    running, lock, done = {}, threading.Lock(), threading.Event()
+    def heartbeat():  # nothing silent for long: every `HEARTBEAT` s, which notebooks run and where they are
+        while not done.wait(HEARTBEAT):
+            with lock: now = [(nb, t, dst.with_suffix('.progress')) for nb, (t, dst) in running.items()]
+            for nb, t, prog in now:
+                where = prog.read_text() if prog.exists() else 'starting the kernel'
+                log(f"  ... {nb.name}: {time.time() - t:.0f} s, {where}")
     def run(job):
         nb, dst, key = job
         t0 = time.time()
+        log(f"start {nb.name}")
+        with lock: running[nb] = (t0, dst)
         cmd = [sys.executable, __file__, '--exec-one', str(nb), str(dst), '--flags', ' '.join(sorted(flags)),
                '--timeout', str(timeout), '--key', key]
         r = subprocess.run(cmd, cwd=NBS, capture_output=True, text=True)
         if r.returncode == RETRY_RC:  # a cell past `--timeout`, or the kernel died: seen once with ipykernel 7 (a kernel that
             log(f"{nb.name}: {(r.stderr.strip().splitlines() or ['?'])[-1]}; running it again")  # stalled for 15 min)
             r = subprocess.run(cmd, cwd=NBS, capture_output=True, text=True)
+        with lock: running.pop(nb, None)
+        dst.with_suffix('.progress').unlink(missing_ok=True)
         log(f"{'ok  ' if r.returncode == 0 else 'FAIL'} {nb.name} ({time.time() - t0:.0f} s)")
         return nb, dst, r
-    with ThreadPoolExecutor(max(1, jobs)) as ex:
-        for nb, dst, r in ex.map(run, todo):
-            if r.returncode == 0: src_of[nb] = dst
-            else:
-                failed.append(nb.name); src_of[nb] = nb
-                print(f'---- {nb.name}:\n' + '\n'.join((r.stdout + r.stderr).splitlines()[-60:]), file=sys.stderr)
+    threading.Thread(target=heartbeat, daemon=True).start()
+    with ThreadPoolExecutor(max(1, jobs)) as ex: results = list(ex.map(run, todo))
+    done.set()
+    seen = {}  # an error already shown for another notebook is named, not repeated
+    for nb, dst, r in results:
+        if r.returncode == 0: src_of[nb] = dst; continue
+        failed.append(nb.name); src_of[nb] = nb
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        head = next((l for l in lines if l.startswith(f'{nb.name}: ')), lines[-1] if lines else '?')
+        key = head.split(' failed: ', 1)[-1]
+        if key in seen: print(f'---- FAIL {head} (the same error as {seen[key]})', file=sys.stderr); continue
+        seen[key] = nb.name
+        block = lines[lines.index(head):] if head in lines else lines  # from the error on: not the kernel's warnings
+        print(f'---- FAIL {nb.name}:\n' + '\n'.join(block[-20:]), file=sys.stderr)
     return src_of, failed
 
 # ---------------------------------------------------------------- 2. prepare for the site
@@ -198,6 +227,11 @@ def code_in_headings(md: str) -> str:
 def show_doc_attrs(md: str) -> str:
     "Quarto's `[source](url){target=... style=...}` in show_doc output -> an HTML link (Markdown would print the braces)"
     return re.sub(r'\[([^\]]*)\]\(([^)\s]+)\)\{([^}]*)\}', lambda m: f'<a href="{m.group(2)}" {m.group(3)}>{m.group(1)}</a>', md)
+
+def none_defaults(md: str) -> str:
+    """`ax:NoneType=None` -> `ax=None` in show_doc signatures (fastcore's docments call an unannotated `None`
+    default's type NoneType); a source link without a line (nbdev writes `#LNone`) points at the file"""
+    return re.sub(r'(\w):NoneType=None\b', r'\1=None', md).replace('#LNone)', ')')
 
 def _text(v): return ''.join(v) if isinstance(v, list) else v
 
@@ -254,7 +288,9 @@ def prepare(nb_path: Path, pages: dict, link) -> dict:
         for o in c.get('outputs', []):
             if o.get('output_type') == 'stream': o['text'] = re.sub(r'\x1b\[[0-9;]*[A-Za-z]', '', _text(o['text']))
             md = o.get('data', {}).get('text/markdown')
-            if md is not None: o['data']['text/markdown'] = nbdev_anchors(show_doc_attrs(link_notebooks(link(_text(md)), pages)))
+            if md is not None:
+                md = link_notebooks(link(none_defaults(_text(md))), pages)
+                o['data']['text/markdown'] = nbdev_anchors(show_doc_attrs(md))
         c.setdefault('metadata', {})['tags'] = sorted(tags)
         cells.append(c)
     nb['cells'] = cells
@@ -303,6 +339,7 @@ def main():
     src_of, failed = execute_all(nbs, flags, a.jobs, a.timeout, may_run)
     t1 = time.time()
     shutil.rmtree(DOCS, ignore_errors=True); DOCS.mkdir(parents=True)
+    shutil.copytree(ASSETS, DOCS/'css', ignore=shutil.ignore_patterns('matplotlibrc'))
     pages, link, nav = {n.stem: page_name(n) for n in notebooks()}, linker(), []
     for nb in nbs:
         doc = prepare(src_of[nb], pages, link)

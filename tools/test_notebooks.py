@@ -1,0 +1,115 @@
+#!/usr/bin/env python
+"""Run the notebooks as tests with nbdev's own machinery, and fail short.
+
+    python tools/test_notebooks.py                       # every notebook in nbs/, 2 at a time
+    python tools/test_notebooks.py nbs/11_image_size.ipynb --flags slow
+
+Each notebook runs in its own process through `nbdev.test.test_nb` (what `nbdev_test` runs: the same skipped
+cells, flags from settings.ini's `tst_flags`, the working directory `nbs/`), so one notebook's state or crash
+cannot reach another. It prints when each notebook starts and completes; then, for each failing notebook, one
+short block (the failing cell's first lines and the end of its traceback; an error already shown for another
+notebook is named, not repeated); then every notebook's time, slowest first; then `N passed, M failed`.
+Exit status 1 if any notebook failed.
+
+Why not `nbdev_test` itself: it prints each failure's whole traceback as it happens and exits before its
+`--timing` table when a notebook fails, so a failing run ends in pages of tracebacks and no times.
+"""
+from __future__ import annotations
+import argparse, contextlib, io, json, os, re, subprocess, sys, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CELL_LINES, TB_LINES = 6, 8  # how much of the failing cell and of its traceback a failure block shows
+_ansi = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+
+def notebooks(paths: list[str]) -> list[Path]:
+    "The notebooks to test: files as given, folders globbed as nbdev_test does (no `_`/`.` names, no `.notest` folder)"
+    from nbdev.doclinks import nbglob
+    out = []
+    for p in paths or [None]:
+        if p and Path(p).is_file(): out.append(Path(p).absolute()); continue
+        out += [f.absolute() for f in nbglob(p, as_path=True) if not (f.parent/'.notest').exists()]
+    return sorted(dict.fromkeys(out))
+
+def run_one(nb: Path, flags: str, out: Path):
+    "In a child process: test `nb` with nbdev's `test_nb`; write ok, seconds, failing cell and traceback to `out`"
+    from nbdev.config import get_config
+    from nbdev.test import test_nb
+    cfg = get_config()
+    err = io.StringIO()
+    with contextlib.chdir(cfg.nbs_path if cfg.nbs_path.exists() else os.getcwd()), contextlib.redirect_stderr(err):
+        ok, secs = test_nb(nb, skip_flags=cfg.tst_flags.split(), force_flags=flags.split(), basepath=cfg.config_path)
+    tb = _ansi.sub('', err.getvalue())
+    m = re.search(r'While Executing Cell #(\d+):', tb)
+    out.write_text(json.dumps(dict(ok=bool(ok), secs=secs, cell=int(m.group(1)) if m else None,
+                                   tb=tb[m.end():] if m else tb)))
+
+def cell_head(nb: Path, n: int | None) -> list[str]:
+    "The first lines of cell number `n` (1-based, as execnb counts) of notebook `nb`"
+    if n is None: return []
+    try: src = json.loads(nb.read_text())['cells'][n - 1]['source']
+    except (OSError, ValueError, IndexError, KeyError): return []
+    lines = (''.join(src) if isinstance(src, list) else src).splitlines()
+    return lines[:CELL_LINES] + ([f'... ({len(lines) - CELL_LINES} more lines)'] if len(lines) > CELL_LINES else [])
+
+def test(nb: Path, flags: str, timeout: float) -> dict:
+    "Test `nb` in a fresh Python process; the result as `run_one` wrote it (a crash or timeout is a failure too)"
+    with tempfile.TemporaryDirectory() as d:
+        res, t0 = Path(d)/'result.json', time.time()
+        cmd = [sys.executable, __file__, '--one', str(nb), str(res), '--flags', flags]
+        try: p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return dict(ok=False, secs=time.time() - t0, cell=None, tb=f'timed out after {timeout:.0f} s (--timeout)\n')
+        if res.exists(): return json.loads(res.read_text())
+        return dict(ok=False, secs=time.time() - t0, cell=None,
+                    tb=f'the test process ended with exit status {p.returncode} and no result:\n{p.stdout}{p.stderr}')
+
+def failure_block(nb: Path, r: dict, seen: dict) -> str:
+    "A failed notebook's block: the cell's head and the traceback's end, or the notebook that had the same error"
+    lines = [l for l in r['tb'].rstrip().splitlines() if l.strip()]
+    cell_at = [i for i, l in enumerate(lines) if re.match(r'\s*(File "<ipython-input-|Cell In\[)', l)]
+    tail = lines[cell_at[0] if cell_at else 0:][-TB_LINES:]  # from the notebook's cell: IPython's frames say nothing
+    head = f"---- FAIL {nb.name}" + (f", cell {r['cell']}" if r['cell'] else '')
+    key = '\n'.join(tail[-2:])
+    if key in seen: return f"{head}: {tail[-1] if tail else '?'} (the same error as {seen[key]})"
+    seen[key] = nb.name
+    cell = cell_head(nb, r['cell'])
+    return '\n'.join([head] + (['  cell:'] + [f'    {l}' for l in cell] if cell else [])
+                     + ['  traceback (end):'] + [f'    {l}' for l in tail])
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('paths', nargs='*', help="notebooks or folders (default: settings.ini's nbs_path)")
+    ap.add_argument('--flags', default='', help="test flags to run that are skipped otherwise: 'slow', 'slow gpu'")
+    ap.add_argument('--n_workers', type=int, default=2, help='notebooks tested at once (default 2)')
+    ap.add_argument('--timeout', type=float, default=1800, help='seconds a notebook may take (default 1800)')
+    ap.add_argument('--one', nargs=2, metavar=('NB', 'RESULT'), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one: run_one(Path(a.one[0]), a.flags, Path(a.one[1])); return 0
+    if a.n_workers < 1: ap.error(f'--n_workers must be at least 1, got {a.n_workers}')
+    nbs = notebooks(a.paths)
+    if not nbs: print('No files were eligible for testing'); return 1
+    # notebooks run side by side share the cores: more threads each than cores / workers only make them wait
+    os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // a.n_workers)))
+    os.environ.setdefault('MPLBACKEND', 'Agg')
+    print(f"testing {len(nbs)} notebook(s), {min(a.n_workers, len(nbs))} at a time, "
+          f"{os.environ['OMP_NUM_THREADS']} thread(s) each"
+          + (f", flags: {a.flags}" if a.flags else ''), flush=True)
+    t0, results, lock = time.time(), {}, threading.Lock()
+    def say(line):  # one write per line, so that lines from two threads never run into each other
+        with lock: sys.stdout.write(line + '\n'); sys.stdout.flush()
+    def one(nb):
+        say(f'Starting {nb.name}')
+        r = results[nb] = test(nb, a.flags, a.timeout)
+        say(f"- {'Completed' if r['ok'] else 'FAILED'} {nb.name} ({r['secs']:.0f} s)")
+    with ThreadPoolExecutor(a.n_workers) as ex: list(ex.map(one, nbs))
+    failed, seen = [nb for nb in nbs if not results[nb]['ok']], {}
+    for nb in failed: print(failure_block(nb, results[nb], seen))
+    print(f'times, slowest first (all {len(nbs)} in {time.time() - t0:.0f} s):')
+    for nb in sorted(nbs, key=lambda n: -results[n]['secs']):
+        print(f"  {results[nb]['secs']:6.0f} s  {nb.name}{'' if results[nb]['ok'] else '  FAILED'}")
+    print(f'{len(nbs) - len(failed)} passed, {len(failed)} failed')
+    return 1 if failed else 0
+
+if __name__ == '__main__': sys.exit(main())
