@@ -29,14 +29,14 @@ __all__ = ['plan', 'largest_batch', 'max_batch_size', 'plan_options', 'plot_plan
            'fastai_step', 'train_step', 'get_model', 'MemPlan', 'clear_caches', 'named_model', 'checkpoint_parts',
            'predict_memory', 'measure_memory']
 
-# %% ../nbs/20_planner.ipynb #69a1730f
+# %% ../nbs/20_planner.ipynb #66368a03
 # what `from memhelp.planner import *` gave before the planner was split into rooms (07_step, 09_fake_step)
 _all_ = ['map_tensors', 'fastai_step', 'train_step', 'get_model', 'MemPlan', 'clear_caches', 'named_model',
          'checkpoint_parts', 'predict_memory', 'measure_memory']
 
 # %% ../nbs/20_planner.ipynb #9c64ddab
 def _learner_precision(learn)->str:
-    "The precision `learn`'s callbacks train in: fastai's `MixedPrecision` or a memhelp `AutocastPrecision` (`DeviceAMP`), else 'fp32'"
+    "The precision `learn`'s callbacks set: fastai's `MixedPrecision` or an `AutocastPrecision` (`DeviceAMP`), else 'fp32'"
     for cb in learn.cbs:
         if isinstance(cb, MixedPrecision): return 'bf16' if AMPMode(cb.amp_mode) == AMPMode.BF16 else 'fp16'
         if isinstance(cb, AutocastPrecision): return {torch.bfloat16: 'bf16', torch.float16: 'fp16'}[cb.dtype]
@@ -105,7 +105,7 @@ def max_batch_size(self:Learner, budget, # device memory: bytes or e.g. '16GB'
     kw = _learner_kwargs(self, kwargs); kw.pop('bs')
     return max_batch_size(self.model, None, budget, limit, **kw)
 
-# %% ../nbs/20_planner.ipynb #2049b20e
+# %% ../nbs/20_planner.ipynb #723480da
 def _budget(budget)->int:
     "`budget` in bytes for the planner's advice: required, and a number given as text needs its unit"
     if budget is None: raise ValueError("budget: give the device's memory, e.g. '16GB' or '24GiB', or bytes as an int")
@@ -225,7 +225,7 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))
     return _options_table(rows, model=name, budget=budget, target_bs=target_bs, label=label)
 
-# %% ../nbs/20_planner.ipynb #8e5d6915
+# %% ../nbs/20_planner.ipynb #786705df
 plan = plan_options  # the name before memhelp 0.2's rooms: three things were called "plan"
 
 # %% ../nbs/20_planner.ipynb #c0da0010
@@ -282,7 +282,7 @@ def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='c
             + ('; CUDA adds its context, workspaces and caching on top' if device == 'cuda' else '')
             + f")\nbudget read as {_budget_read(budget, b)}{alone}\n\n{table}{advice}")
 
-# %% ../nbs/20_planner.ipynb #b8badae4
+# %% ../nbs/20_planner.ipynb #5996ae6a
 def _option_values(argv:list, options=('--budget',))->list:
     "`argv` with `--budget -1GB` written `--budget=-1GB`, so that argparse reads the value (and memhelp checks it)"
     out, i = [], 0
@@ -306,7 +306,7 @@ def _memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
     try: print(_cli_answer(model, size, bs, budget, precision, opt, device, n_gpus, strategy))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
 
-# %% ../nbs/20_planner.ipynb #4e3e24ca
+# %% ../nbs/20_planner.ipynb #2cbffab0
 @functools.wraps(_memhelp_plan)
 def memhelp_plan(*args, **kwargs):
     # fastcore's `call_parse` would hand `sys.argv` to argparse as it is: its `anno_parser`, after `_option_values`
