@@ -19,86 +19,23 @@ from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` 
 from .core import track_memory, memory_label, check_int
 from .callback import MemRecorder
 from .data import get_image_dls
+from .step import checkpoint_model, uncheckpoint_model, check_sequential
 
 # %% auto #0
-__all__ = ['checkpoint_model', 'uncheckpoint_model', 'checkpoint_saving', 'checkpoint_run']
+__all__ = ['checkpoint_saving', 'checkpoint_run', 'checkpoint_model', 'uncheckpoint_model']
+
+# %% ../nbs/16_checkpointing.ipynb #cc5299b6
+# `checkpoint_model` lives in `memhelp.step` (07_step), so that the planner predicts it without importing a lesson
+_all_ = ['checkpoint_model', 'uncheckpoint_model']
 
 # %% ../nbs/16_checkpointing.ipynb #fb18bd12
-def _check_body(body, segments):
-    "Raise a `ValueError` unless `body` is a plain `nn.Sequential` and `segments` fits its layers"
-    if not isinstance(body, nn.Sequential) or type(body).forward is not nn.Sequential.forward:
-        raise ValueError(f"body: must be an nn.Sequential that runs its layers in order, got {type(body).__name__}")
-    n = len(body)
-    if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= n:
-        raise ValueError(f"segments: must be an integer from 1 to {n} (the layers of the nn.Sequential), got "
-                         f"{segments!r}")
-
 def _body(model, body, segments, name='model')->nn.Sequential:
     "`body` (`model` when None), checked: a plain `nn.Sequential` inside `model` that `segments` fits"
     body = model if body is None else body
-    _check_body(body, segments)
+    check_sequential(body, segments)
     if not any(m is body for m in model.modules()):
         raise ValueError(f"body: must be a module of `{name}`, e.g. {name}[0]")
     return body
-
-# %% ../nbs/16_checkpointing.ipynb #a4288e43
-def _split(n, k)->list:
-    "Sizes of `k` consecutive segments of `n` layers, as equal as possible, longer ones first"
-    return [n // k + (i < n % k) for i in range(k)]
-
-# %% ../nbs/16_checkpointing.ipynb #ac0a1267
-def _norm_buffers(layers)->list:
-    "Buffers of the normalization layers in `layers` that update in training mode (running stats)"
-    return [b for l in layers for m in l.modules()
-            if isinstance(m, nn.modules.batchnorm._NormBase) and m.training and m.track_running_stats
-            for b in m.buffers()]
-
-@contextmanager
-def _keep_stats(layers):
-    "Put the running statistics of `layers`' norm layers back as they were when the block began"
-    saved = [(b, b.clone()) for b in _norm_buffers(layers)]
-    try: yield
-    finally:
-        with torch.no_grad():
-            for b, s in saved: b.copy_(s)
-
-# %% ../nbs/16_checkpointing.ipynb #139a631d
-def _run(layers, x):
-    for l in layers: x = l(x)
-    return x
-
-# %% ../nbs/16_checkpointing.ipynb #0d9e1461
-class _CheckpointedForward:
-    "Forward of an `nn.Sequential` in segments, all but the last under `torch.utils.checkpoint`"
-    def __init__(self, layers, segments):
-        self.sizes, ends = _split(len(layers), segments), [0]
-        for s in self.sizes: ends.append(ends[-1] + s)
-        self.groups = [layers[a:b] for a, b in zip(ends[:-1], ends[1:])]
-
-    def __call__(self, x):
-        if not torch.is_grad_enabled(): return _run([l for g in self.groups for l in g], x)
-        for g in self.groups[:-1]:
-            x = checkpoint(_run, g, x, use_reentrant=False, context_fn=lambda g=g: (nullcontext(), _keep_stats(g)))
-        return _run(self.groups[-1], x)
-
-# %% ../nbs/16_checkpointing.ipynb #dabd9c9c
-def checkpoint_model(
-    body:nn.Sequential, # the layers to split, e.g. `learn.model[0]` (fastai's body) or a whole `nn.Sequential`
-                     # from 1 (no checkpointing) to `len(body)`; all but the last are recomputed in backward
-                     segments:int,
-                    )->nn.Sequential:
-    "Run `body` in `segments` with activation checkpointing; undo with `uncheckpoint_model`"
-    _check_body(body, segments)
-    body.forward = _CheckpointedForward(list(body), segments)
-    return body
-
-# %% ../nbs/16_checkpointing.ipynb #5d7d5b46
-def uncheckpoint_model(model:nn.Module, # a model, or part of one, that `checkpoint_model` changed
-                      )->nn.Module:
-    "Remove the checkpointing of `model` and of every module inside it"
-    for m in model.modules():
-        if isinstance(m.__dict__.get('forward'), _CheckpointedForward): del m.forward
-    return model
 
 # %% ../nbs/16_checkpointing.ipynb #f3f0dae5
 def _cnn(n_blocks=8, width=8, n_out=4):

@@ -24,6 +24,7 @@ from .core import check_device, check_int
 from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
 from .models import small_cnn, LSTMLM
+from .step import AutocastPrecision  # the marker the planner reads a learner's precision from
 
 # %% auto #0
 __all__ = ['DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'precision_run']
@@ -100,7 +101,7 @@ class _AutocastBatches(ClosingCallback):
     detached = after_fit  # removed from the learner: the same
 
 # %% ../nbs/13_mixed_precision.ipynb #7afed1d8
-class DeviceAMP(_AutocastBatches):
+class DeviceAMP(_AutocastBatches, AutocastPrecision):
     "Mixed precision with `torch.autocast` on the device the learner trains on; a `GradScaler` for float16"
     order = 10
     def __init__(self, dtype=torch.bfloat16, # torch.bfloat16 or torch.float16 (or 'bf16', 'fp16')
