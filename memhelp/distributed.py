@@ -5,14 +5,16 @@
 # %% ../nbs/21_distributed.ipynb #d2100001
 from __future__ import annotations
 import os, sys, socket, time, queue, pickle, traceback, contextlib
+from typing import NamedTuple
 from unittest import mock
+from multiprocessing.reduction import ForkingPickler
 import torch, torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from .core import check_int, check_choice, check_host_memory
 
 # %% auto #0
-__all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'run_ranks', 'zero_estimates']
+__all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'preload_ranks', 'run_ranks', 'zero_estimates']
 
 # %% ../nbs/21_distributed.ipynb #d2100005
 def fsdp_blocks(model:nn.Module, # the model to shard
@@ -94,21 +96,57 @@ def shard_model(model:nn.Module, # the model: FSDP shards it in place, DDP wraps
 
 # %% ../nbs/21_distributed.ipynb #d2100013
 # A process that has run autograd cannot fork one that does (PyTorch refuses): the ranks are forked from a fresh server
-# process instead, which imports PyTorch and memhelp once per session; Windows has no such server and spawns them
+# process instead, which imports `_PRELOAD` once per session; Windows has no such server and spawns them
 _CTX = mp.get_context('forkserver' if 'forkserver' in mp.get_all_start_methods() else 'spawn')
-if _CTX.get_start_method() == 'forkserver': _CTX.set_forkserver_preload(['memhelp.planner'])
+_PRELOAD = ['memhelp.distributed']  # torch, memhelp.core and this module; callers add theirs with `preload_ranks`
 
+def preload_ranks(*modules:str, # modules whose functions run in ranks, e.g. the caller's own `__name__`
+                 ):
+    "Have the ranks' server import `modules` once (before the first `run_ranks`), so no rank imports them again"
+    for m in modules:
+        if not isinstance(m, str) or not m: raise ValueError(f"modules: must be module names, got {m!r}")
+    _PRELOAD.extend(m for m in modules if m not in _PRELOAD)
+    if _CTX.get_start_method() == 'forkserver': _CTX.set_forkserver_preload(list(_PRELOAD))
+
+preload_ranks()
+
+# %% ../nbs/21_distributed.ipynb #d2100041
+class _Report(NamedTuple):
+    "What a rank sends back: its result (pickled), or its error as text with the exception when that pickles"
+    rank: int
+    at: float  # time.time() when it finished or failed: the ranks share this machine's clock
+    ok: bool
+    value: bytes = b''
+    error: str = ''
+    peer_gone: bool = False  # the error only says that a peer left a collective: another rank failed first
+    exc: bytes | None = None
+
+# gloo's words when a peer's connection closes under a collective (torch 2.14, gloo/transport/tcp/pair.cc)
+_PEER_GONE = ('Connection closed by peer', 'Connection reset by peer', 'remote worker')
+
+def _failure(rank, e)->_Report:
+    try: exc = pickle.dumps(e)
+    except Exception: exc = None  # an exception that does not pickle still comes back as text
+    text = f"{type(e).__name__}: {e}"
+    return _Report(rank, time.time(), False, error=f"{text}\n{traceback.format_exc()[-3000:]}",
+                   peer_gone=any(s in text for s in _PEER_GONE), exc=exc)
+
+# %% ../nbs/21_distributed.ipynb #d2100042
 def _free_port()->int:
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
 def _rank_main(rank, world, port, fn, args, q):
-    "One rank: join the gloo group, run `fn(*args)`, send back (rank, ok, result or the error)"
+    "One rank: join the gloo group, run `fn(*args)`, report to `q` before leaving the group (its peers fail after)"
     torch.set_num_threads(1)  # the ranks share the cores
+    joined = False
     try:
         dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
-        try: q.put((rank, True, fn(*args)))
-        finally: dist.destroy_process_group()
-    except BaseException as e: q.put((rank, False, f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"))
+        joined = True
+        out = bytes(ForkingPickler.dumps(fn(*args)))  # pickled here: a result that does not pickle is this rank's error
+        q.put(_Report(rank, time.time(), True, value=out))
+    except BaseException as e: q.put(_failure(rank, e))
+    finally:
+        if joined: dist.destroy_process_group()
 
 # %% ../nbs/21_distributed.ipynb #d2100014
 def _check_ranks(fn, n_procs, args, timeout)->int:
@@ -129,20 +167,40 @@ def _start(procs):
                          "function defined in a notebook does not: define it in a module") from None
 
 # %% ../nbs/21_distributed.ipynb #e58d7153
-def _collect(q, procs, n, timeout)->dict:
-    "What the `n` ranks send back, by rank; a rank's error, a dead process or the timeout raised here"
-    res, end = {}, time.time() + timeout
-    while len(res) < n:
-        try: rank, ok, out = q.get(timeout=1)
+_GRACE = 3.0  # s the other ranks' reports are awaited after a first failure; a peer's error follows in milliseconds
+
+def _died(rank, code)->_Report:
+    return _Report(rank, time.time(), False, error=f"its process died before reporting (exit code {code}; -9 is usually "
+                                                   "the system out of host memory): see its output")
+
+def _collect(q, procs, timeout)->dict:
+    "The ranks' reports by rank: all of them, or those in by the timeout or by a grace period after the first failure"
+    got, end = {}, time.time() + timeout
+    while len(got) < len(procs) and time.time() < end:
+        try: r = q.get(timeout=0.1); got[r.rank] = r
         except queue.Empty:
-            gone = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
-            if gone: raise RuntimeError(f"a rank's process died before reporting (exit code {gone[0]}; -9 is "
-                                        "usually the system out of host memory): see its output") from None
-            if time.time() > end: raise TimeoutError(f"timeout: the ranks took more than {timeout} s") from None
-            continue
-        if not ok: raise RuntimeError(f"rank {rank} failed: {out}")
-        res[rank] = out
-    return res
+            for i, p in enumerate(procs):
+                if i not in got and p.exitcode is not None and q.empty(): got[i] = _died(i, p.exitcode)
+        failed = [r.at for r in got.values() if not r.ok]
+        if failed: end = min(end, min(failed) + _GRACE)
+    return got
+
+# %% ../nbs/21_distributed.ipynb #d2100043
+def _loads(b):
+    try: return pickle.loads(b) if b else None
+    except Exception: return None  # an exception class that cannot be rebuilt here: its text is in the message
+
+def _raise_failure(got, n, secs):
+    "Raise the first failure in time, a rank's own error before a peer's 'connection closed'; else name the hung ranks"
+    failed = sorted((r for r in got.values() if not r.ok), key=lambda r: (r.peer_gone, r.at))
+    if failed:
+        first, rest = failed[0], failed[1:]
+        then = ''.join(f"\nthen rank {r.rank}{' (its peer had left)' * r.peer_gone}: {r.error.splitlines()[0][:160]}"
+                       for r in rest)
+        raise RuntimeError(f"rank {first.rank} of {n} failed: {first.error}{then}") from _loads(first.exc)
+    hung, done = [r for r in range(n) if r not in got], ', '.join(map(str, sorted(got))) or 'none'
+    raise TimeoutError(f"timeout: rank(s) {', '.join(map(str, hung))} of {n} still running after {secs:.1f} s, stopped "
+                       f"(finished: {done}); a longer step needs a larger `timeout`")
 
 # %% ../nbs/21_distributed.ipynb #d2100015
 def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes back (it must pickle)
@@ -152,12 +210,14 @@ def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes b
              )->list:
     "Run `fn(*args)` in `n_procs` CPU processes joined in a gloo process group: what each returned, by rank"
     n = _check_ranks(fn, n_procs, args, timeout)
-    q, port, done = _CTX.Queue(), _free_port(), False
+    q, port, t0, done = _CTX.Queue(), _free_port(), time.time(), False
     procs = [_CTX.Process(target=_rank_main, args=(r, n, port, fn, args, q), daemon=True) for r in range(n)]
     try:
         _start(procs)
-        res = _collect(q, procs, n, timeout); done = True
-        return [res[r] for r in range(n)]
+        got = _collect(q, procs, timeout)
+        if len(got) < n or not all(r.ok for r in got.values()): _raise_failure(got, n, time.time() - t0)
+        done = True
+        return [pickle.loads(got[r].value) for r in range(n)]
     finally:  # on an error or Ctrl-C too: no process outlives the call
         for p in (p for p in procs if p.pid is not None):  # the started ones
             p.join(timeout=10 if done else 0)
