@@ -142,7 +142,7 @@ def _rank_main(rank, world, port, fn, args, q):
     try:
         dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
         joined = True
-        out = bytes(ForkingPickler.dumps(fn(*args)))  # pickled here: a result that does not pickle is this rank's error
+        out = bytes(ForkingPickler.dumps(fn(*args)))  # pickled here: a result that cannot go is this rank's error
         q.put(_Report(rank, time.time(), True, value=out))
     except BaseException as e: q.put(_failure(rank, e))
     finally:
@@ -170,8 +170,8 @@ def _start(procs):
 _GRACE = 3.0  # s the other ranks' reports are awaited after a first failure; a peer's error follows in milliseconds
 
 def _died(rank, code)->_Report:
-    return _Report(rank, time.time(), False, error=f"its process died before reporting (exit code {code}; -9 is usually "
-                                                   "the system out of host memory): see its output")
+    why = f"its process died before reporting (exit code {code}; -9 is usually the system out of host memory)"
+    return _Report(rank, time.time(), False, error=why + ": see its output")
 
 def _collect(q, procs, timeout)->dict:
     "The ranks' reports by rank: all of them, or those in by the timeout or by a grace period after the first failure"
@@ -199,8 +199,8 @@ def _raise_failure(got, n, secs):
                        for r in rest)
         raise RuntimeError(f"rank {first.rank} of {n} failed: {first.error}{then}") from _loads(first.exc)
     hung, done = [r for r in range(n) if r not in got], ', '.join(map(str, sorted(got))) or 'none'
-    raise TimeoutError(f"timeout: rank(s) {', '.join(map(str, hung))} of {n} still running after {secs:.1f} s, stopped "
-                       f"(finished: {done}); a longer step needs a larger `timeout`")
+    raise TimeoutError(f"timeout: rank(s) {', '.join(map(str, hung))} of {n} still running after {secs:.1f} s, "
+                       f"stopped (finished: {done}); a longer step needs a larger `timeout`")
 
 # %% ../nbs/21_distributed.ipynb #d2100015
 def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes back (it must pickle)
