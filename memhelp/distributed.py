@@ -17,8 +17,15 @@ from .core import check_int, check_choice, check_host_memory
 __all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'preload_ranks', 'run_ranks', 'zero_estimates']
 
 # %% ../nbs/21_distributed.ipynb #d2100005
+_CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
+
+def _holds_run(m, size)->bool:
+    "Whether `m` holds a run of repeated blocks: a container with two children of one class that hold parameters"
+    return any(isinstance(c, _CONTAINERS) and len({type(k) for k in c.children() if size(k)}) <
+               sum(1 for k in c.children() if size(k)) for c in m.modules())
+
 def fsdp_blocks(model:nn.Module, # the model to shard
-                max_share:float=1/8, # a container holding more than this share of the parameters is split further
+                max_share:float=1/8, # a module holding more than this share of the parameters is split further
                )->list:
     "The submodules FSDP shards one by one: the model's blocks, split into smaller ones where they are containers"
     if isinstance(max_share, bool) or not isinstance(max_share, (int, float)) or not 0 < max_share <= 1:
@@ -26,12 +33,16 @@ def fsdp_blocks(model:nn.Module, # the model to shard
     total, size = sum(p.numel() for p in model.parameters()), lambda m: sum(p.numel() for p in m.parameters())
     def walk(m):
         kids = [c for c in m.children() if size(c)]
-        # split the root, plain containers and wrappers of one child, once they hold too much; keep other blocks whole
+        # split the root, and big containers, wrappers of one child and modules above repeated blocks; keep the rest
         split = m is model or (size(m) > max_share * total and
-                               (isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)) or len(kids) == 1))
+                               (isinstance(m, _CONTAINERS) or len(kids) == 1 or _holds_run(m, size)))
         return [b for c in kids for b in walk(c)] if split and kids else [m]
-    blocks = walk(model) if total and list(model.children()) else []
-    owners = {}  # a weight shared by two blocks (a language model's tied embedding and decoder) stays with the root
+    return _unshared(walk(model) if total and list(model.children()) else [])
+
+# %% ../nbs/21_distributed.ipynb #d2100051
+def _unshared(blocks)->list:
+    "`blocks` less those sharing a weight with another: a tied embedding and decoder stay with the root"
+    owners = {}
     for b in blocks:
         for p in b.parameters(): owners.setdefault(id(p), set()).add(id(b))
     shared = {i for ids in owners.values() if len(ids) > 1 for i in ids}
