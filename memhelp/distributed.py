@@ -217,7 +217,7 @@ def _raise_failure(got, n, secs):
 def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes back (it must pickle)
               n_procs:int=2, # processes, one rank each
               args:tuple=(), # `fn`'s arguments (pickled: tensors travel through shared memory)
-              timeout:float=300, # seconds before the ranks are stopped and a TimeoutError raised
+              timeout:float=300, # seconds before the ranks still running are stopped, and a TimeoutError names them
              )->list:
     "Run `fn(*args)` in `n_procs` CPU processes joined in a gloo process group: what each returned, by rank"
     n = _check_ranks(fn, n_procs, args, timeout)
