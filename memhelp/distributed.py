@@ -4,7 +4,7 @@
 
 # %% ../nbs/21_distributed.ipynb #d2100001
 from __future__ import annotations
-import os, sys, socket, time, queue, pickle, traceback, contextlib
+import os, sys, socket, time, queue, pickle, traceback, contextlib, faulthandler, signal, tempfile
 from typing import NamedTuple
 from unittest import mock
 from multiprocessing.reduction import ForkingPickler
@@ -146,9 +146,13 @@ def _failure(rank, e)->_Report:
 def _free_port()->int:
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
+def _stack_file(port, rank)->str: return os.path.join(tempfile.gettempdir(), f'memhelp-rank-{port}-{rank}.txt')
+
 def _rank_main(rank, world, port, fn, args, q):
     "One rank: join the gloo group, run `fn(*args)`, report to `q` before leaving the group (its peers fail after)"
     torch.set_num_threads(1)  # the ranks share the cores
+    if hasattr(faulthandler, 'register'):  # its Python stack on SIGUSR1, should it hang (not on Windows)
+        faulthandler.register(signal.SIGUSR1, file=open(_stack_file(port, rank), 'w'))
     joined = False
     try:
         dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
@@ -201,7 +205,16 @@ def _loads(b):
     try: return pickle.loads(b) if b else None
     except Exception: return None  # an exception class that cannot be rebuilt here: its text is in the message
 
-def _raise_failure(got, n, secs):
+def _hung_stacks(procs, got, port)->str:
+    "Where each rank still running is: the top of its Python stack, which it writes on SIGUSR1"
+    hung = [r for r, p in enumerate(procs) if r not in got and p.is_alive()]
+    if not hasattr(faulthandler, 'register') or not hung: return ''
+    for r in hung: os.kill(procs[r].pid, signal.SIGUSR1)
+    time.sleep(0.5)
+    at = {r: open(_stack_file(port, r)).read().splitlines()[1:7] for r in hung if os.path.exists(_stack_file(port, r))}
+    return ''.join(f"\nrank {r} was at (most recent call first):\n" + '\n'.join(s) for r, s in at.items() if s)
+
+def _raise_failure(got, n, secs, stacks=''):
     "Raise the first failure in time, a rank's own error before a peer's 'connection closed'; else name the hung ranks"
     failed = sorted((r for r in got.values() if not r.ok), key=lambda r: (r.peer_gone, r.at))
     if failed:
@@ -211,7 +224,7 @@ def _raise_failure(got, n, secs):
         raise RuntimeError(f"rank {first.rank} of {n} failed: {first.error}{then}") from _loads(first.exc)
     hung, done = [r for r in range(n) if r not in got], ', '.join(map(str, sorted(got))) or 'none'
     raise TimeoutError(f"timeout: rank(s) {', '.join(map(str, hung))} of {n} still running after {secs:.1f} s, "
-                       f"stopped (finished: {done}); a longer step needs a larger `timeout`")
+                       f"stopped (finished: {done}); a longer step needs a larger `timeout`{stacks}")
 
 # %% ../nbs/21_distributed.ipynb #d2100015
 def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes back (it must pickle)
@@ -226,13 +239,16 @@ def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes b
     try:
         _start(procs)
         got = _collect(q, procs, timeout)
-        if len(got) < n or not all(r.ok for r in got.values()): _raise_failure(got, n, time.time() - t0)
+        if len(got) < n or not all(r.ok for r in got.values()):
+            _raise_failure(got, n, time.time() - t0, _hung_stacks(procs, got, port))
         done = True
         return [pickle.loads(got[r].value) for r in range(n)]
     finally:  # on an error or Ctrl-C too: no process outlives the call
         for p in (p for p in procs if p.pid is not None):  # the started ones
             p.join(timeout=10 if done else 0)
             if p.is_alive(): p.kill(); p.join()
+        for r in range(n):
+            with contextlib.suppress(OSError): os.remove(_stack_file(port, r))
 
 # %% ../nbs/21_distributed.ipynb #d2100020
 def zero_estimates(model:nn.Module, # the model whose states DeepSpeed would shard
