@@ -4,19 +4,28 @@
 
 # %% ../nbs/21_distributed.ipynb #d2100001
 from __future__ import annotations
-import os, sys, socket, time, queue, pickle, traceback, contextlib
+import os, sys, socket, time, queue, pickle, traceback, contextlib, faulthandler, signal, tempfile
+from typing import NamedTuple
 from unittest import mock
+from multiprocessing.reduction import ForkingPickler
 import torch, torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from .core import check_int, check_choice, check_host_memory
 
 # %% auto #0
-__all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'run_ranks', 'zero_estimates']
+__all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'preload_ranks', 'run_ranks', 'zero_estimates']
 
 # %% ../nbs/21_distributed.ipynb #d2100005
+_CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
+
+def _holds_run(m, size)->bool:
+    "Whether `m` holds a run of repeated blocks: a container with two children of one class that hold parameters"
+    return any(isinstance(c, _CONTAINERS) and len({type(k) for k in c.children() if size(k)}) <
+               sum(1 for k in c.children() if size(k)) for c in m.modules())
+
 def fsdp_blocks(model:nn.Module, # the model to shard
-                max_share:float=1/8, # a container holding more than this share of the parameters is split further
+                max_share:float=1/8, # a module holding more than this share of the parameters is split further
                )->list:
     "The submodules FSDP shards one by one: the model's blocks, split into smaller ones where they are containers"
     if isinstance(max_share, bool) or not isinstance(max_share, (int, float)) or not 0 < max_share <= 1:
@@ -24,12 +33,16 @@ def fsdp_blocks(model:nn.Module, # the model to shard
     total, size = sum(p.numel() for p in model.parameters()), lambda m: sum(p.numel() for p in m.parameters())
     def walk(m):
         kids = [c for c in m.children() if size(c)]
-        # split the root, plain containers and wrappers of one child, once they hold too much; keep other blocks whole
+        # split the root, and big containers, wrappers of one child and modules above repeated blocks; keep the rest
         split = m is model or (size(m) > max_share * total and
-                               (isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)) or len(kids) == 1))
+                               (isinstance(m, _CONTAINERS) or len(kids) == 1 or _holds_run(m, size)))
         return [b for c in kids for b in walk(c)] if split and kids else [m]
-    blocks = walk(model) if total and list(model.children()) else []
-    owners = {}  # a weight shared by two blocks (a language model's tied embedding and decoder) stays with the root
+    return _unshared(walk(model) if total and list(model.children()) else [])
+
+# %% ../nbs/21_distributed.ipynb #d2100051
+def _unshared(blocks)->list:
+    "`blocks` less those sharing a weight with another: a tied embedding and decoder stay with the root"
+    owners = {}
     for b in blocks:
         for p in b.parameters(): owners.setdefault(id(p), set()).add(id(b))
     shared = {i for ids in owners.values() if len(ids) > 1 for i in ids}
@@ -94,21 +107,61 @@ def shard_model(model:nn.Module, # the model: FSDP shards it in place, DDP wraps
 
 # %% ../nbs/21_distributed.ipynb #d2100013
 # A process that has run autograd cannot fork one that does (PyTorch refuses): the ranks are forked from a fresh server
-# process instead, which imports PyTorch and memhelp once per session; Windows has no such server and spawns them
+# process instead, which imports `_PRELOAD` once per session; Windows has no such server and spawns them
 _CTX = mp.get_context('forkserver' if 'forkserver' in mp.get_all_start_methods() else 'spawn')
-if _CTX.get_start_method() == 'forkserver': _CTX.set_forkserver_preload(['memhelp.planner'])
+_PRELOAD = ['memhelp.distributed']  # torch, memhelp.core and this module; callers add theirs with `preload_ranks`
 
+def preload_ranks(*modules:str, # modules whose functions run in ranks, e.g. the caller's own `__name__`
+                 ):
+    "Have the ranks' server import `modules` once (before the first `run_ranks`), so no rank imports them again"
+    for m in modules:
+        if not isinstance(m, str) or not m: raise ValueError(f"modules: must be module names, got {m!r}")
+    _PRELOAD.extend(m for m in modules if m not in _PRELOAD)
+    if _CTX.get_start_method() == 'forkserver': _CTX.set_forkserver_preload(list(_PRELOAD))
+
+preload_ranks()
+
+# %% ../nbs/21_distributed.ipynb #d2100041
+class _Report(NamedTuple):
+    "What a rank sends back: its result (pickled), or its error as text with the exception when that pickles"
+    rank: int
+    at: float  # time.time() when it finished or failed: the ranks share this machine's clock
+    ok: bool
+    value: bytes = b''
+    error: str = ''
+    peer_gone: bool = False  # the error only says that a peer left a collective: another rank failed first
+    exc: bytes | None = None
+
+# gloo's words when a peer's connection closes under a collective (torch 2.14, gloo/transport/tcp/pair.cc)
+_PEER_GONE = ('Connection closed by peer', 'Connection reset by peer', 'remote worker')
+
+def _failure(rank, e)->_Report:
+    try: exc = pickle.dumps(e)
+    except Exception: exc = None  # an exception that does not pickle still comes back as text
+    text = f"{type(e).__name__}: {e}"
+    return _Report(rank, time.time(), False, error=f"{text}\n{traceback.format_exc()[-3000:]}",
+                   peer_gone=any(s in text for s in _PEER_GONE), exc=exc)
+
+# %% ../nbs/21_distributed.ipynb #d2100042
 def _free_port()->int:
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
+def _stack_file(port, rank)->str: return os.path.join(tempfile.gettempdir(), f'memhelp-rank-{port}-{rank}.txt')
+
 def _rank_main(rank, world, port, fn, args, q):
-    "One rank: join the gloo group, run `fn(*args)`, send back (rank, ok, result or the error)"
+    "One rank: join the gloo group, run `fn(*args)`, report to `q` before leaving the group (its peers fail after)"
     torch.set_num_threads(1)  # the ranks share the cores
+    if hasattr(faulthandler, 'register'):  # its Python stack on SIGUSR1, should it hang (not on Windows)
+        faulthandler.register(signal.SIGUSR1, file=open(_stack_file(port, rank), 'w'))
+    joined = False
     try:
         dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
-        try: q.put((rank, True, fn(*args)))
-        finally: dist.destroy_process_group()
-    except BaseException as e: q.put((rank, False, f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"))
+        joined = True
+        out = bytes(ForkingPickler.dumps(fn(*args)))  # pickled here: a result that cannot go is this rank's error
+        q.put(_Report(rank, time.time(), True, value=out))
+    except BaseException as e: q.put(_failure(rank, e))
+    finally:
+        if joined: dist.destroy_process_group()
 
 # %% ../nbs/21_distributed.ipynb #d2100014
 def _check_ranks(fn, n_procs, args, timeout)->int:
@@ -129,39 +182,73 @@ def _start(procs):
                          "function defined in a notebook does not: define it in a module") from None
 
 # %% ../nbs/21_distributed.ipynb #e58d7153
-def _collect(q, procs, n, timeout)->dict:
-    "What the `n` ranks send back, by rank; a rank's error, a dead process or the timeout raised here"
-    res, end = {}, time.time() + timeout
-    while len(res) < n:
-        try: rank, ok, out = q.get(timeout=1)
+_GRACE = 3.0  # s the other ranks' reports are awaited after a first failure; a peer's error follows in milliseconds
+
+def _died(rank, code)->_Report:
+    why = f"its process died before reporting (exit code {code}; -9 is usually the system out of host memory)"
+    return _Report(rank, time.time(), False, error=why + ": see its output")
+
+def _collect(q, procs, timeout)->dict:
+    "The ranks' reports by rank: all of them, or those in by the timeout or by a grace period after the first failure"
+    got, end = {}, time.time() + timeout
+    while len(got) < len(procs) and time.time() < end:
+        try: r = q.get(timeout=0.1); got[r.rank] = r
         except queue.Empty:
-            gone = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
-            if gone: raise RuntimeError(f"a rank's process died before reporting (exit code {gone[0]}; -9 is "
-                                        "usually the system out of host memory): see its output") from None
-            if time.time() > end: raise TimeoutError(f"timeout: the ranks took more than {timeout} s") from None
-            continue
-        if not ok: raise RuntimeError(f"rank {rank} failed: {out}")
-        res[rank] = out
-    return res
+            for i, p in enumerate(procs):
+                if i not in got and p.exitcode is not None and q.empty(): got[i] = _died(i, p.exitcode)
+        failed = [r.at for r in got.values() if not r.ok]
+        if failed: end = min(end, min(failed) + _GRACE)
+    return got
+
+# %% ../nbs/21_distributed.ipynb #d2100043
+def _loads(b):
+    try: return pickle.loads(b) if b else None
+    except Exception: return None  # an exception class that cannot be rebuilt here: its text is in the message
+
+def _hung_stacks(procs, got, port)->str:
+    "Where each rank still running is: the top of its Python stack, which it writes on SIGUSR1"
+    hung = [r for r, p in enumerate(procs) if r not in got and p.is_alive()]
+    if not hasattr(faulthandler, 'register') or not hung: return ''
+    for r in hung: os.kill(procs[r].pid, signal.SIGUSR1)
+    time.sleep(0.5)
+    at = {r: open(_stack_file(port, r)).read().splitlines()[1:7] for r in hung if os.path.exists(_stack_file(port, r))}
+    return ''.join(f"\nrank {r} was at (most recent call first):\n" + '\n'.join(s) for r, s in at.items() if s)
+
+def _raise_failure(got, n, secs, stacks=''):
+    "Raise the first failure in time, a rank's own error before a peer's 'connection closed'; else name the hung ranks"
+    failed = sorted((r for r in got.values() if not r.ok), key=lambda r: (r.peer_gone, r.at))
+    if failed:
+        first, rest = failed[0], failed[1:]
+        then = ''.join(f"\nthen rank {r.rank}{' (its peer had left)' * r.peer_gone}: {r.error.splitlines()[0][:160]}"
+                       for r in rest)
+        raise RuntimeError(f"rank {first.rank} of {n} failed: {first.error}{then}") from _loads(first.exc)
+    hung, done = [r for r in range(n) if r not in got], ', '.join(map(str, sorted(got))) or 'none'
+    raise TimeoutError(f"timeout: rank(s) {', '.join(map(str, hung))} of {n} still running after {secs:.1f} s, "
+                       f"stopped (finished: {done}); a longer step needs a larger `timeout`{stacks}")
 
 # %% ../nbs/21_distributed.ipynb #d2100015
 def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes back (it must pickle)
               n_procs:int=2, # processes, one rank each
               args:tuple=(), # `fn`'s arguments (pickled: tensors travel through shared memory)
-              timeout:float=300, # seconds before the ranks are stopped and a TimeoutError raised
+              timeout:float=300, # seconds before the ranks still running are stopped, and a TimeoutError names them
              )->list:
     "Run `fn(*args)` in `n_procs` CPU processes joined in a gloo process group: what each returned, by rank"
     n = _check_ranks(fn, n_procs, args, timeout)
-    q, port, done = _CTX.Queue(), _free_port(), False
+    q, port, t0, done = _CTX.Queue(), _free_port(), time.time(), False
     procs = [_CTX.Process(target=_rank_main, args=(r, n, port, fn, args, q), daemon=True) for r in range(n)]
     try:
         _start(procs)
-        res = _collect(q, procs, n, timeout); done = True
-        return [res[r] for r in range(n)]
+        got = _collect(q, procs, timeout)
+        if len(got) < n or not all(r.ok for r in got.values()):
+            _raise_failure(got, n, time.time() - t0, _hung_stacks(procs, got, port))
+        done = True
+        return [pickle.loads(got[r].value) for r in range(n)]
     finally:  # on an error or Ctrl-C too: no process outlives the call
         for p in (p for p in procs if p.pid is not None):  # the started ones
             p.join(timeout=10 if done else 0)
             if p.is_alive(): p.kill(); p.join()
+        for r in range(n):
+            with contextlib.suppress(OSError): os.remove(_stack_file(port, r))
 
 # %% ../nbs/21_distributed.ipynb #d2100020
 def zero_estimates(model:nn.Module, # the model whose states DeepSpeed would shard
