@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import io, math
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 import pandas as pd
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
@@ -15,8 +15,10 @@ import torch
 from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.learner import Learner, save_model, load_model
-from .core import (track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError,
-                          check_budget, check_device, check_int, check_bool)
+from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
+from .core import (MemTrace, track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError,
+                          optimizer_state, release_memory, check_budget, check_device, check_int, check_bool)
+from .peak import attribute_memory, peak_top, tensors_in
 
 # %% auto #0
 __all__ = ['ClosingCallback', 'MemRecorder', 'restored_after']
@@ -47,10 +49,7 @@ class ClosingCallback(Callback):
 def _recorder_trace(learn, device, budget, attribute:bool):
     "The context a `MemRecorder` measures `learn`'s fit with: plain tracking, or attribution (`memhelp.peak`)"
     dev = device or learn.dls.device
-    if attribute:
-        # `memhelp.peak` builds on this module (it restores learners with `restored_after`): imported when asked
-        from memhelp.peak import attribute_memory
-        return attribute_memory(learn.model, learn.opt, device=dev, budget=budget)
+    if attribute: return attribute_memory(learn.model, learn.opt, device=dev, budget=budget)
     # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
     return track_memory(dev, budget, in_use=state_tensors(learn.model, learn.opt))
 
@@ -63,7 +62,6 @@ def _phase_row(learn, phase, base:int, cur:int, window_peak:int)->dict:
 
 def _largest_since(trace, start:int)->tuple:
     "What was largest at the peak of an attributed `trace` since operator `start`, and where the next phase starts"
-    from memhelp.peak import peak_top  # `memhelp.peak` builds on this module: imported when asked
     top = peak_top(trace, start)
     return (f"{top[0]}: {top[1]}" if top else ''), len(trace.attribution.ops)
 
@@ -90,12 +88,18 @@ class MemRecorder(ClosingCallback):
         self.trace = self.hold(_recorder_trace(self.learn, self.device, self.budget, self.attribute))
         if self.attribute: self._adopted, self._row = self.trace.current, 0  # the state counted from the start
 
+    def before_batch(self): self._set_kind(tensors_in([self.xb, self.yb]), 'batch', '(batch)')
     def after_pred(self): self._record('forward')
     def after_loss(self): self._record('loss')
     def after_backward(self): self._record('backward')
     def after_step(self):
+        self._set_kind(tensors_in(list(optimizer_state(self.opt).values())), 'optimizer state')
         self._record('step'); self._count += 1
         if self.n_batches is not None and self._count >= self.n_batches: raise CancelFitException()
+
+    def _set_kind(self, tensors, kind, module=None):
+        "With `attribute`, `tensors` are of `kind`: what an attribution knows only at its end, known as the run goes"
+        if self.attribute: self.trace.attribution.set_kind(tensors, kind, module)
 
     def _record(self, phase):
         cur, window_peak = (v - self._adopted for v in self.trace.mark())
@@ -185,6 +189,34 @@ def restored_after(learn:Learner, # the Learner a block trains
         for p in no_grad: p.grad = None  # gradients the run created are freed too
 
 # %% ../nbs/01_callback.ipynb #6e9a2eab
+def _stopped_at(rec:MemRecorder, err)->str:
+    "Where a profile that ran out of memory (`err`) stopped, from the phases `rec` recorded"
+    last = rec.rows[-1]['phase'] if rec.rows else 'step'
+    batch = sum(r['phase'] == 'forward' for r in rec.rows) + (last == 'step')
+    nxt = _PHASES[(_PHASES.index(last) + 1) % len(_PHASES)]
+    return (f"mem_profile stopped at training batch {batch}, phase '{nxt}': {err}"
+            f" The {len(rec.rows)} phases recorded before it are in `learn.mem_recorder`.")
+
+def _drop_failed_batch(learn):
+    "Leave `learn` as `recover_memory(learn)` does: no batch, predictions, loss or gradients of a failed run"
+    # its steps, without its garbage collections (0.6 s each here): a budget collects before it counts what is in use
+    learn.pred = learn.loss = learn.loss_grad = None
+    learn.xb, learn.yb = (None,), (None,)  # as fastai leaves them after a `fit` that ends well
+    for p in learn.model.parameters(): p.grad = None
+    if torch.device(learn.dls.device).type == 'cuda': release_memory(learn.dls.device)  # its cached blocks too
+
+def _fit_restored(learn, n_epoch:int, cbs:list, why, bar:bool=True):
+    "`learn.fit(n_epoch, cbs=cbs)`, learner restored after; out of memory, it is left as `recover_memory` leaves it"
+    msg = None
+    try:
+        with learn.no_logging(), restored_after(learn), (nullcontext() if bar else learn.no_bar()):
+            learn.fit(n_epoch, cbs=cbs)
+    except OutOfMemoryError as e: msg = why(e)
+    if msg is not None:  # raised here, not in `except`, so that the failed run's frames are freed
+        _drop_failed_batch(learn)
+        raise OutOfMemoryError(msg)
+
+# %% ../nbs/01_callback.ipynb #c07e1001
 @patch
 def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the data is cycled if it has fewer)
                 budget=None, # emulated memory limit, bytes or e.g. '512MiB'
@@ -198,19 +230,43 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
     if len(self.dls.train) == 0:
         raise ValueError("mem_profile: the training DataLoader yields no batch (is bs larger than the dataset with "
                          "drop_last?)")
-    rec, msg = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute), None
-    try:
-        with self.no_logging(), restored_after(self):
-            self.fit(math.ceil(n_batches / len(self.dls.train)), cbs=[rec, _SkipValid()])
-    except OutOfMemoryError as e:
-        last = rec.rows[-1]['phase'] if rec.rows else 'step'
-        batch = sum(r['phase'] == 'forward' for r in rec.rows) + (last == 'step')
-        nxt = _PHASES[(_PHASES.index(last) + 1) % len(_PHASES)]
-        msg = (f"mem_profile stopped at training batch {batch}, phase '{nxt}': {e}"
-               f" The {len(rec.rows)} phases recorded before it are in `learn.mem_recorder`.")
-    finally: self.mem_recorder = rec
-    # raised here, not in `except`, so the failed run's frames are freed
-    if msg is not None: raise OutOfMemoryError(msg)
+    rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute)
+    try: _fit_restored(self, math.ceil(n_batches / len(self.dls.train)), [rec, _SkipValid()], lambda e: _stopped_at(rec, e))
+    finally: self.mem_recorder = rec  # kept: fastai takes the callback's attribute away as it detaches it
     if show_plot: rec.plot(title=f'mem_profile: {n_batches} batches ({rec.label})')
     if show_plot and attribute: rec.trace.plot(title=f'mem_profile: {n_batches} batches, by kind ({rec.label})')
     return rec
+
+# %% ../nbs/01_callback.ipynb #90469cf7
+class _AttributeBatch(ClosingCallback):
+    "Attribute training batch number `warm` (counting from 0, across epochs) of a fit, then stop the fit"
+    order = 100  # after the callbacks that prepare the batch (casting, moving it to the device)
+    def __init__(self, warm, budget):
+        self.warm, self.budget, self.trace, self.n = warm, budget, None, 0
+    def before_validate(self): raise CancelValidException()  # only training batches are looked at
+    def before_batch(self):
+        if not self.training: return
+        self.n += 1
+        if self.n != self.warm + 1: return
+        old = [getattr(self.learn, k, None) for k in ('pred', 'loss_grad', 'loss')]  # the loop still holds these
+        self.trace = self.hold(attribute_memory(self.model, self.opt, [self.xb, self.yb, old],
+                                                device=self.dls.device, budget=self.budget))
+    def after_batch(self):
+        if self.trace is not None: self.close(); raise CancelFitException()
+
+# %% ../nbs/01_callback.ipynb #6a182b66
+@patch
+def mem_peak(self:Learner, warm:int=1, # training batches to run first, so that the optimizer has made its state
+             budget=None, # emulated memory limit, bytes or e.g. '512MiB'
+             show_plot:bool=True, # plot the batch's timeline
+            )->MemTrace:
+    "What is at the peak of one training batch, by module and kind: a `MemTrace` (also `learn.mem_trace`)"
+    warm, budget = check_int('warm', warm, lo=0, hi=100), check_budget(budget)
+    if len(self.dls.train) == 0:
+        raise ValueError("mem_peak: the training DataLoader yields no batch (is bs larger than the dataset with "
+                         "drop_last?)")
+    cb = _AttributeBatch(warm, budget)
+    _fit_restored(self, warm // len(self.dls.train) + 1, [cb], lambda e: f"mem_peak: {e}", bar=False)
+    self.mem_trace = cb.trace
+    if show_plot: cb.trace.plot(title=f'one training batch of {type(self.model).__name__} ({cb.trace.label})')
+    return cb.trace
