@@ -16,8 +16,8 @@ from fastcore.basics import patch
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.learner import Learner, save_model, load_model
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import (MemTrace, track_memory, model_memory, state_tensors, fmt_bytes, memory_label, OutOfMemoryError,
-                          optimizer_state, release_memory, check_budget, check_device, check_int, check_bool)
+from .core import (MemTrace, track_memory, model_memory, state_tensors, optimizer_state, fmt_bytes, memory_label,
+                          OutOfMemoryError, release_memory, check_budget, check_device, check_int, check_bool)
 from .peak import attribute_memory, peak_top, tensors_in
 
 # %% auto #0
@@ -237,7 +237,8 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
         raise ValueError("mem_profile: the training DataLoader yields no batch (is bs larger than the dataset with "
                          "drop_last?)")
     rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute)
-    try: _fit_restored(self, math.ceil(n_batches / len(self.dls.train)), [rec, _SkipValid()], lambda e: _stopped_at(rec, e))
+    n_epoch = math.ceil(n_batches / len(self.dls.train))
+    try: _fit_restored(self, n_epoch, [rec, _SkipValid()], lambda e: _stopped_at(rec, e))
     finally: self.mem_recorder = rec  # kept: fastai takes the callback's attribute away as it detaches it
     if show_plot: rec.plot(title=f'mem_profile: {n_batches} batches ({rec.label})')
     if show_plot and attribute: rec.trace.plot(title=f'mem_profile: {n_batches} batches, by kind ({rec.label})')

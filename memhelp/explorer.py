@@ -137,7 +137,7 @@ def _num_x(w, vals):
 
 @patch
 def _label(self:MemExplorer)->str:
-    ok = [r for r in self.records if r['fits']]
+    "What the peaks measure, e.g. 'tracked tensor bytes (CPU)'"
     return getattr(self.last, 'label', None) or memory_label()
 
 # %% ../nbs/02_explorer.ipynb #e282825d
@@ -169,26 +169,37 @@ def plot(self:MemExplorer, ax=None):
 # %% ../nbs/02_explorer.ipynb #7de09842
 @patch
 def table(self:MemExplorer)->pd.DataFrame:
-    "`history` for reading: sizes in words, an error's first sentence whole, empty cells empty"
+    "`history` for reading: sizes in words, an error's first sentence whole, empty cells empty, empty columns left out"
     df = self.history.copy()
     df['peak'] = [fmt_bytes(p) if f else 'did not fit' for p, f in zip(df.peak, df.fits)]
     # pandas may hold None as NaN
     first = lambda s: s if s.endswith('.') else s + '.'  # the first sentence, whole
     df['error'] = df.error.map(lambda e: first(e.split(': ', 1)[-1].split('. ')[0]) if isinstance(e, str) else '')
-    return df.astype(object).where(df.notna(), '').set_index('run')
+    df = df.astype(object).where(df.notna(), '').set_index('run')
+    # no run failed, or the results know no phases: a column that says nothing is left out
+    return df.drop(columns=[c for c in ('peak_phase', 'error') if (df[c] == '').all()])
 
 # %% ../nbs/02_explorer.ipynb #7980ee4c
+@patch
+def _caption(self:MemExplorer)->str:
+    "What `show` shows, above it: the last run, with its values, and what follows"
+    r = self.records[-1]
+    vals = ', '.join(f"{k}={r[k]}" for k in self.controls)
+    this = 'it did not fit' if not r['fits'] else 'its memory' + (' by phase' if r.get('peak_phase') else '')
+    return (f"<b>Run {r['run']}</b> ({vals}): {this}. Below it, the peak of each of the {len(self.records)} runs "
+            f"so far against {self.x}, and the table of runs ({self._label()}).")
+
 @patch
 def show(self:MemExplorer):
     "Display the last run's timeline (or why it did not fit), the comparison chart and the table"
     # The charts are `Figure`s outside pyplot: under ipykernel 7 the inline backend may draw pyplot's open figures from
-    # another
-    # thread while a button's callback displays one, and the browser then got a blank chart (tools/browser_test.py
-    # caught it)
+    # another thread while a button's callback displays one, and the browser then got a blank chart
+    # (tools/browser_test.py caught it)
     show = display_in_kernel
+    if self.records: show(W.HTML(self._caption()))
     if isinstance(self.last, OutOfMemoryError): show(W.HTML(f"<b style='color:#b00'>Did not fit.</b> {self.last}"))
     elif hasattr(self.last, 'plot'):
-        if 'fig' in inspect.signature(self.last.plot).parameters: show(self.last.plot(fig=Figure(figsize=(11, 3.6))))
+        if 'fig' in inspect.signature(self.last.plot).parameters: show(self.last.plot(fig=Figure(figsize=(11, 4.5))))
         else:
             with plt.ioff(): fig = self.last.plot()
             show(fig); plt.close(fig)
@@ -197,18 +208,22 @@ def show(self:MemExplorer):
 
 # %% ../nbs/02_explorer.ipynb #fea94c38
 @patch
+def _status(self:MemExplorer, n:int, refused:str|None)->str:
+    "The status after a click that found `n` runs: this click's run, never an earlier one's as if it were this one's"
+    r = self.records[-1] if len(self.records) > n else None
+    if refused: return f" not run: {refused}"
+    if r is None: return ' not run: it raised an error (shown below)'
+    return f" run {r['run']}: " + (f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit')
+
+@patch
 def _click(self:MemExplorer):
     "What the Run button does"
-    self.button.disabled, self.status.value, refused = True, ' running…', None
+    self.button.disabled, self.status.value, refused, n = True, ' running…', None, len(self.records)
     try:
-        with self.out:
+        with self.out:  # an error other than these is shown in it, with its traceback
             clear_output(wait=True)
             try: self.run(); self.show()
             # a bad combination of values
             except ValueError as e:
                 refused = str(e); display_in_kernel(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))
-    finally: self.button.disabled = False
-    r = self.records[-1] if self.records else None
-    outcome = None if r is None else f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit'
-    if refused: self.status.value = f" not run: {refused}"  # not the previous run's figure, as if it were this one's
-    else: self.status.value = '' if r is None else f" run {r['run']}: {outcome}"
+    finally: self.button.disabled, self.status.value = False, self._status(n, refused)

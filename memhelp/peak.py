@@ -229,6 +229,13 @@ def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive
     live = _live(att).sum(1)
     return _alive_at(att, int(live.argmax()) if row is None else check_int('row', row, lo=0, hi=len(live) - 1))
 
+# %% ../nbs/04_peak.ipynb #c07e4001
+@patch(as_prop=True)
+def peak_phase(self:MemTrace)->str|None:
+    "The phase (forward, backward, step) at an attributed block's peak; None for a trace that knows no phases"
+    att = getattr(self, 'attribution', None)
+    return None if att is None or self.active else att.ops[int(_live(att).sum(1).argmax())][2]
+
 # %% ../nbs/04_peak.ipynb #7f0e1479
 def peak_top(trace:MemTrace, # an attributed trace, running or ended
              start:int=0, # look only at the timeline from this row on
@@ -252,17 +259,17 @@ def _shade_phases(ax, phases):
         if phases[start] in _PHASE_COLORS:
             ax.axvspan(start - .5, i - .5, color=_PHASE_COLORS[phases[start]], zorder=0)
             ax.text((start + i - 1) / 2, 1.01, phases[start], transform=ax.get_xaxis_transform(), ha='center',
-                    va='bottom', fontsize=8)
+                    va='bottom', fontsize=10)
         start = i
 
 # %% ../nbs/04_peak.ipynb #35d17921
 def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPlan`
                   top:pd.DataFrame, # the matching `at_peak()`: its largest rows are named beside the chart
                   label:str, # what the figures are (e.g. 'tracked tensor bytes (CPU)'), for the y axis
-                  title:str=None, # the chart's title
+                  title:str=None, # the chart's title; one saying what the chart shows when None
                   ax=None): # matplotlib axes to draw in; a new figure when None
     "Live memory by kind across a step: phases shaded, the peak marked, and what dominates it named"
-    if ax is None: _, ax = plt.subplots(figsize=(9, 3.6))
+    if ax is None: _, ax = plt.subplots(figsize=(11, 4.5), layout='tight')
     kinds = [k for k in KINDS if tl[k].any()]
     scale, unit = (2**20, 'MiB') if tl.total.max() >= 2**20 else (2**10, 'KiB')
     ax.stackplot(tl.index, *[tl[k] / scale for k in kinds], labels=kinds, step='post', alpha=.85)
@@ -272,18 +279,20 @@ def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPla
     lines = [f"peak {fmt_bytes(peak)}", f"after op {i}: {tl.op.iloc[i]}", f"({tl.phase.iloc[i]}, {tl.module.iloc[i]})",
              '']
     lines += [f"{r.bytes / peak:.0%} {r.module}: {r.kind}" for r in top.head(4).itertuples()]
-    ax.text(1.01, 0, '\n'.join(lines), transform=ax.transAxes, va='bottom', fontsize=8)
-    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), frameon=False)
+    ax.text(1.01, 1, '\n'.join(lines), transform=ax.transAxes, va='top', fontsize=10)
+    ax.legend(fontsize=10, loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=4, frameon=False)
     ax.set(xlabel='operator', ylabel=f'{unit} ({label})', xlim=(0, len(tl) - 1))
-    if title: ax.set_title(title, pad=14)
+    ax.set_title(title or f'What is alive after each operator, by kind: peak {fmt_bytes(peak)} in {tl.phase.iloc[i]}',
+                 pad=16)
     return ax
 
 # %% ../nbs/04_peak.ipynb #2c32d0ac
 @patch
-def plot(self:MemTrace, title:str=None, # the chart's title
+def plot(self:MemTrace, title:str=None, # the chart's title; one saying what the chart shows when None
          ax=None, # matplotlib axes to draw in; a new figure when None
          fig=None, # or an empty figure to draw in (outside pyplot, as `MemExplorer` asks): it is returned
         ):
     "Plot an attributed block's timeline: memory by kind, phases shaded, the peak and its top modules named"
     ax = plot_timeline(self.timeline(), self.at_peak(), self.label, title, ax if fig is None else fig.subplots())
+    if fig is not None: fig.tight_layout()  # the legend and the notes beside the chart stay inside the figure
     return ax if fig is None else fig
