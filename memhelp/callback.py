@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import io, math, sys
+import io, math
 from contextlib import ExitStack, contextmanager, nullcontext
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -21,7 +21,7 @@ from .core import (MemTrace, track_memory, model_memory, state_tensors, optimize
 from .peak import attribute_memory, peak_top, tensors_in
 
 # %% auto #0
-__all__ = ['ClosingCallback', 'MemRecorder', 'restored_after']
+__all__ = ['ClosingCallback', 'MemRecorder', 'restored_after', 'clear_failed_batch']
 
 # %% ../nbs/01_callback.ipynb #c07e0d03
 class ClosingCallback(Callback):
@@ -65,19 +65,6 @@ def _largest_since(trace, start:int)->tuple:
     top = peak_top(trace, start)
     return (f"{top[0]}: {top[1]}" if top else ''), len(trace.attribution.ops)
 
-# %% ../nbs/01_callback.ipynb #c07e1005
-def _drop_failed_batch(learn):
-    "Leave `learn` as `recover_memory(learn)` does: no batch, predictions, loss or gradients of a failed run"
-    # its steps, without its garbage collections (0.6 s each here): a budget collects before it counts what is in use
-    learn.pred = learn.loss = learn.loss_grad = None
-    learn.xb, learn.yb = (None,), (None,)  # as fastai leaves them after a `fit` that ends well
-    for p in learn.model.parameters(): p.grad = None
-    if torch.device(learn.dls.device).type == 'cuda': release_memory(learn.dls.device)  # its cached blocks too
-
-def _leave_no_failed_batch(learn):
-    "As fastai detaches a callback: if `fit` is ending by running out of memory, clear `learn` of the failed batch"
-    if learn is not None and isinstance(sys.exc_info()[1], OutOfMemoryError): _drop_failed_batch(learn)  # `fit`'s error
-
 # %% ../nbs/01_callback.ipynb #09b74af8
 _PHASES = ('forward', 'loss', 'backward', 'step')
 
@@ -94,8 +81,6 @@ class MemRecorder(ClosingCallback):
         if device is not None: check_device(device)
         self.budget,self.device,self.n_batches,self.attribute = budget,device,n_batches,attribute
         self.rows, self.trace, self._adopted = [], None, 0
-
-    def detached(self): _leave_no_failed_batch(self.learn); super().detached()
 
     def before_fit(self):
         self.close()  # a fit that raised leaves its trace open: close it first
@@ -203,6 +188,16 @@ def restored_after(learn:Learner, # the Learner a block trains
         if not had_opt: learn.opt = None
         for p in no_grad: p.grad = None  # gradients the run created are freed too
 
+# %% ../nbs/01_callback.ipynb #c07e1007
+def clear_failed_batch(learn:Learner, # a Learner whose `fit` raised
+                      ):
+    "Leave `learn` as `recover_memory(learn)` does: no batch, predictions, loss or gradients of a failed run"
+    # its steps, without its garbage collections (0.6 s each here): a budget collects before it counts what is in use
+    learn.pred = learn.loss = learn.loss_grad = None
+    learn.xb, learn.yb = (None,), (None,)  # as fastai leaves them after a `fit` that ends well
+    for p in learn.model.parameters(): p.grad = None
+    if torch.device(learn.dls.device).type == 'cuda': release_memory(learn.dls.device)  # its cached blocks too
+
 # %% ../nbs/01_callback.ipynb #6e9a2eab
 def _stopped_at(rec:MemRecorder, err)->str:
     "Where a profile that ran out of memory (`err`) stopped, from the phases `rec` recorded"
@@ -213,14 +208,14 @@ def _stopped_at(rec:MemRecorder, err)->str:
             f" The {len(rec.rows)} phases recorded before it are in `learn.mem_recorder`.")
 
 def _fit_restored(learn, n_epoch:int, cbs:list, why, bar:bool=True):
-    "`learn.fit(n_epoch, cbs=cbs)`, the learner restored after it; out of memory, raise `why(err)`"
+    "`learn.fit(n_epoch, cbs=cbs)`, the learner restored after it; out of memory, cleared and `why(err)` raised"
     msg = None
     try:
         with learn.no_logging(), restored_after(learn), (nullcontext() if bar else learn.no_bar()):
             learn.fit(n_epoch, cbs=cbs)
     except OutOfMemoryError as e: msg = why(e)
-    # raised here, not in `except`, so that the failed run's frames are freed (its callbacks cleared the learner)
-    if msg is not None: raise OutOfMemoryError(msg)
+    if msg is not None:  # raised here, not in `except`, so that the failed run's frames are freed
+        clear_failed_batch(learn); raise OutOfMemoryError(msg)
 
 # %% ../nbs/01_callback.ipynb #c07e1001
 @patch
@@ -258,7 +253,6 @@ class _AttributeBatch(ClosingCallback):
         old = [getattr(self.learn, k, None) for k in ('pred', 'loss_grad', 'loss')]  # the loop still holds these
         self.trace = self.hold(attribute_memory(self.model, self.opt, [self.xb, self.yb, old],
                                                 device=self.dls.device, budget=self.budget))
-    def detached(self): _leave_no_failed_batch(self.learn); super().detached()
     def after_batch(self):
         if self.trace is not None: self.close(); raise CancelFitException()
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import time, numbers, weakref
+import time, numbers, weakref, traceback
 import pandas as pd
 import inspect
 import matplotlib.pyplot as plt
@@ -14,7 +14,9 @@ from matplotlib.figure import Figure
 import ipywidgets as W
 from IPython.display import display, clear_output
 from IPython import get_ipython
+from fastai.learner import Learner
 from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label, check_bool
+from .callback import clear_failed_batch
 
 # %% auto #0
 __all__ = ['display_in_kernel', 'MemExplorer']
@@ -98,6 +100,13 @@ class MemExplorer:
 # %% ../nbs/02_explorer.ipynb #a4445d7d
 from fastcore.basics import patch
 
+def _clear_learners_in(tb):
+    "Clear every fastai `Learner` whose methods ran in the frames of traceback `tb` of its failed batch"
+    # not the first frame: it is the caller's, still running, and reading its locals would keep the error alive
+    for frame, _ in traceback.walk_tb(tb.tb_next):
+        learn = frame.f_locals.get('self')
+        if isinstance(learn, Learner): clear_failed_batch(learn)  # the same one in several frames: cheap to repeat
+
 @patch
 def run(self:MemExplorer, **values):
     "Run once with the controls' values, overridden by `values`; return the result, or the `OutOfMemoryError`"
@@ -108,7 +117,8 @@ def run(self:MemExplorer, **values):
     kwargs = vals if self.budget is None else {**vals, 'budget': self.budget}
     start, res, err = time.perf_counter(), None, None
     try: res = self.fn(**kwargs)
-    except OutOfMemoryError as e: err = str(e)  # the traceback, and the Learner its frames hold, go with `e`
+    except OutOfMemoryError as e:  # the traceback, and a Learner only its frames hold, go with `e`
+        err = str(e); _clear_learners_in(e.__traceback__)  # a Learner that outlives the run is left clean too
     secs = time.perf_counter() - start
     if getattr(res, 'learn', None) is not None: res.learn = None  # let the Learner go
     release_memory()
