@@ -12,7 +12,7 @@ import inspect
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 import ipywidgets as W
-from IPython.display import display, clear_output
+from IPython.display import display, clear_output, HTML
 from IPython import get_ipython
 from fastai.learner import Learner
 from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label, check_bool
@@ -206,7 +206,7 @@ def show(self:MemExplorer):
     # another thread while a button's callback displays one, and the browser then got a blank chart
     # (tools/browser_test.py caught it)
     show = display_in_kernel
-    if self.records: show(W.HTML(self._caption()))
+    if self.records: show(HTML(self._caption()))  # not a widget: the status stays the explorer's last `W.HTML`
     if isinstance(self.last, OutOfMemoryError): show(W.HTML(f"<b style='color:#b00'>Did not fit.</b> {self.last}"))
     elif hasattr(self.last, 'plot'):
         if 'fig' in inspect.signature(self.last.plot).parameters: show(self.last.plot(fig=Figure(figsize=(11, 4.5))))
