@@ -6,15 +6,17 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import time, numbers, weakref
+import time, numbers, weakref, traceback
 import pandas as pd
 import inspect
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 import ipywidgets as W
-from IPython.display import display, clear_output
+from IPython.display import display, clear_output, HTML
 from IPython import get_ipython
+from fastai.learner import Learner
 from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memory_label, check_bool
+from .callback import clear_failed_batch
 
 # %% auto #0
 __all__ = ['display_in_kernel', 'MemExplorer']
@@ -98,6 +100,13 @@ class MemExplorer:
 # %% ../nbs/02_explorer.ipynb #a4445d7d
 from fastcore.basics import patch
 
+def _clear_learners_in(tb):
+    "Clear every fastai `Learner` whose methods ran in the frames of traceback `tb` of its failed batch"
+    # not the first frame: it is the caller's, still running, and reading its locals would keep the error alive
+    for frame, _ in traceback.walk_tb(tb.tb_next):
+        learn = frame.f_locals.get('self')
+        if isinstance(learn, Learner): clear_failed_batch(learn)  # the same one in several frames: cheap to repeat
+
 @patch
 def run(self:MemExplorer, **values):
     "Run once with the controls' values, overridden by `values`; return the result, or the `OutOfMemoryError`"
@@ -108,7 +117,8 @@ def run(self:MemExplorer, **values):
     kwargs = vals if self.budget is None else {**vals, 'budget': self.budget}
     start, res, err = time.perf_counter(), None, None
     try: res = self.fn(**kwargs)
-    except OutOfMemoryError as e: err = str(e)  # the traceback, and the Learner its frames hold, go with `e`
+    except OutOfMemoryError as e:  # the traceback, and a Learner only its frames hold, go with `e`
+        err = str(e); _clear_learners_in(e.__traceback__)  # a Learner that outlives the run is left clean too
     secs = time.perf_counter() - start
     if getattr(res, 'learn', None) is not None: res.learn = None  # let the Learner go
     release_memory()
@@ -137,7 +147,7 @@ def _num_x(w, vals):
 
 @patch
 def _label(self:MemExplorer)->str:
-    ok = [r for r in self.records if r['fits']]
+    "What the peaks measure, e.g. 'tracked tensor bytes (CPU)'"
     return getattr(self.last, 'label', None) or memory_label()
 
 # %% ../nbs/02_explorer.ipynb #e282825d
@@ -169,26 +179,37 @@ def plot(self:MemExplorer, ax=None):
 # %% ../nbs/02_explorer.ipynb #7de09842
 @patch
 def table(self:MemExplorer)->pd.DataFrame:
-    "`history` for reading: sizes in words, an error's first sentence whole, empty cells empty"
+    "`history` for reading: sizes in words, an error's first sentence whole, empty cells empty, empty columns left out"
     df = self.history.copy()
     df['peak'] = [fmt_bytes(p) if f else 'did not fit' for p, f in zip(df.peak, df.fits)]
     # pandas may hold None as NaN
     first = lambda s: s if s.endswith('.') else s + '.'  # the first sentence, whole
     df['error'] = df.error.map(lambda e: first(e.split(': ', 1)[-1].split('. ')[0]) if isinstance(e, str) else '')
-    return df.astype(object).where(df.notna(), '').set_index('run')
+    df = df.astype(object).where(df.notna(), '').set_index('run')
+    # no run failed, or the results know no phases: a column that says nothing is left out
+    return df.drop(columns=[c for c in ('peak_phase', 'error') if (df[c] == '').all()])
 
 # %% ../nbs/02_explorer.ipynb #7980ee4c
+@patch
+def _caption(self:MemExplorer)->str:
+    "What `show` shows, above it: the last run, with its values, and what follows"
+    r = self.records[-1]
+    vals = ', '.join(f"{k}={r[k]}" for k in self.controls)
+    this = 'it did not fit' if not r['fits'] else 'its memory' + (' by phase' if r.get('peak_phase') else '')
+    return (f"<b>Run {r['run']}</b> ({vals}): {this}. Below it, the peak of each of the {len(self.records)} runs "
+            f"so far against {self.x}, and the table of runs ({self._label()}).")
+
 @patch
 def show(self:MemExplorer):
     "Display the last run's timeline (or why it did not fit), the comparison chart and the table"
     # The charts are `Figure`s outside pyplot: under ipykernel 7 the inline backend may draw pyplot's open figures from
-    # another
-    # thread while a button's callback displays one, and the browser then got a blank chart (tools/browser_test.py
-    # caught it)
+    # another thread while a button's callback displays one, and the browser then got a blank chart
+    # (tools/browser_test.py caught it)
     show = display_in_kernel
+    if self.records: show(HTML(self._caption()))  # not a widget: the status stays the explorer's last `W.HTML`
     if isinstance(self.last, OutOfMemoryError): show(W.HTML(f"<b style='color:#b00'>Did not fit.</b> {self.last}"))
     elif hasattr(self.last, 'plot'):
-        if 'fig' in inspect.signature(self.last.plot).parameters: show(self.last.plot(fig=Figure(figsize=(11, 3.6))))
+        if 'fig' in inspect.signature(self.last.plot).parameters: show(self.last.plot(fig=Figure(figsize=(11, 4.5))))
         else:
             with plt.ioff(): fig = self.last.plot()
             show(fig); plt.close(fig)
@@ -197,18 +218,22 @@ def show(self:MemExplorer):
 
 # %% ../nbs/02_explorer.ipynb #fea94c38
 @patch
+def _status(self:MemExplorer, n:int, refused:str|None)->str:
+    "The status after a click that found `n` runs: this click's run, never an earlier one's as if it were this one's"
+    r = self.records[-1] if len(self.records) > n else None
+    if refused: return f" not run: {refused}"
+    if r is None: return ' not run: it raised an error (shown below)'
+    return f" run {r['run']}: " + (f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit')
+
+@patch
 def _click(self:MemExplorer):
     "What the Run button does"
-    self.button.disabled, self.status.value, refused = True, ' running…', None
+    self.button.disabled, self.status.value, refused, n = True, ' running…', None, len(self.records)
     try:
-        with self.out:
+        with self.out:  # an error other than these is shown in it, with its traceback
             clear_output(wait=True)
             try: self.run(); self.show()
             # a bad combination of values
             except ValueError as e:
                 refused = str(e); display_in_kernel(W.HTML(f"<b style='color:#b00'>Not run:</b> {e}"))
-    finally: self.button.disabled = False
-    r = self.records[-1] if self.records else None
-    outcome = None if r is None else f"peak {fmt_bytes(r['peak'])}" if r['fits'] else 'did not fit'
-    if refused: self.status.value = f" not run: {refused}"  # not the previous run's figure, as if it were this one's
-    else: self.status.value = '' if r is None else f" run {r['run']}: {outcome}"
+    finally: self.button.disabled, self.status.value = False, self._status(n, refused)

@@ -4,8 +4,6 @@
 
 # %% ../nbs/04_peak.ipynb #5d1ca618
 from __future__ import annotations
-import warnings
-warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
 import numpy as np
@@ -14,11 +12,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 from fastcore.basics import patch
-from fastai.callback.core import Callback, CancelFitException, CancelValidException
-from fastai.learner import Learner
-from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import MemTrace, track_memory, check_device, check_int, check_budget, fmt_bytes, optimizer_state
-from .callback import restored_after, ClosingCallback
+from .core import MemTrace, track_memory, check_device, check_int, fmt_bytes, optimizer_state
 
 # %% auto #0
 __all__ = ['KINDS', 'tensors_in', 'held_by_module', 'held_tensors', 'attribute_memory', 'peak_top', 'plot_timeline']
@@ -102,13 +96,14 @@ class _Attribution(_WhereNow):
         p = self.phase()
         self.ops.append((func, self.stack[-1] if self.stack else self.module(p), p))
 
-    def mark(self, tensors, kind, module=None):
+    def set_kind(self, tensors, kind, module=None):
         "`tensors` (those the tracker counts) are of `kind` from now on: saved for backward, gradients, a batch"
         for t in tensors:
             s = self.serial.get(id(t.untyped_storage())) if isinstance(t, torch.Tensor) else None
             if s is not None and s not in self.kinds:
                 self.kinds[s] = kind
                 if module is not None: self.made[s][1] = module
+    mark = set_kind  # the planner's name for it (`MemTrace.mark`, which reads the window, is another thing)
 
 # %% ../nbs/04_peak.ipynb #e56f9529
 def _module_hooks(model, att:_Attribution)->list:
@@ -163,7 +158,8 @@ def attribute_memory(model:nn.Module, # the model: its modules name what they ma
     dev = check_device(device if device is not None else next(model.parameters(), torch.empty(0)).device)
     round_to = check_int('round_to', round_to if round_to is not None else 512 if dev.type == 'cuda' else 1)
     att = _Attribution()
-    hooks = _module_hooks(model, att) + [p.register_post_accumulate_grad_hook(lambda p: att.mark([p.grad], 'gradient'))
+    grad_hook = lambda p: att.set_kind([p.grad], 'gradient')
+    hooks = _module_hooks(model, att) + [p.register_post_accumulate_grad_hook(grad_hook)
                                          for p in model.parameters() if p.requires_grad]
     try:
         with track_memory(dev, budget, backend='tracked', round_to=round_to, observer=att) as tr:
@@ -175,7 +171,7 @@ def attribute_memory(model:nn.Module, # the model: its modules name what they ma
                 if s is not None and s not in att.kinds: att.kinds[s] = 'saved activation'
                 return t
             with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t): yield tr
-            if opt is not None: att.mark([t for _, ts in _opt_params_state(opt) for t in ts], 'optimizer state')
+            if opt is not None: att.set_kind([t for _, ts in _opt_params_state(opt) for t in ts], 'optimizer state')
             att.ops.append(('(end)', '', 'end'))  # what was freed after the last operator
     finally:
         att.done, att.outputs = True, {}
@@ -233,6 +229,13 @@ def at_peak(self:MemTrace, row:int=None, # a row of `timeline()`: what was alive
     live = _live(att).sum(1)
     return _alive_at(att, int(live.argmax()) if row is None else check_int('row', row, lo=0, hi=len(live) - 1))
 
+# %% ../nbs/04_peak.ipynb #c07e4001
+@patch(as_prop=True)
+def peak_phase(self:MemTrace)->str|None:
+    "The phase (forward, backward, step) at an attributed block's peak; None for a trace that knows no phases"
+    att = getattr(self, 'attribution', None)
+    return None if att is None or self.active else att.ops[int(_live(att).sum(1).argmax())][2]
+
 # %% ../nbs/04_peak.ipynb #7f0e1479
 def peak_top(trace:MemTrace, # an attributed trace, running or ended
              start:int=0, # look only at the timeline from this row on
@@ -256,17 +259,17 @@ def _shade_phases(ax, phases):
         if phases[start] in _PHASE_COLORS:
             ax.axvspan(start - .5, i - .5, color=_PHASE_COLORS[phases[start]], zorder=0)
             ax.text((start + i - 1) / 2, 1.01, phases[start], transform=ax.get_xaxis_transform(), ha='center',
-                    va='bottom', fontsize=8)
+                    va='bottom', fontsize=10)
         start = i
 
 # %% ../nbs/04_peak.ipynb #35d17921
 def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPlan`
                   top:pd.DataFrame, # the matching `at_peak()`: its largest rows are named beside the chart
                   label:str, # what the figures are (e.g. 'tracked tensor bytes (CPU)'), for the y axis
-                  title:str=None, # the chart's title
+                  title:str=None, # the chart's title; one saying what the chart shows when None
                   ax=None): # matplotlib axes to draw in; a new figure when None
     "Live memory by kind across a step: phases shaded, the peak marked, and what dominates it named"
-    if ax is None: _, ax = plt.subplots(figsize=(9, 3.6))
+    if ax is None: _, ax = plt.subplots(figsize=(11, 4.5), layout='tight')
     kinds = [k for k in KINDS if tl[k].any()]
     scale, unit = (2**20, 'MiB') if tl.total.max() >= 2**20 else (2**10, 'KiB')
     ax.stackplot(tl.index, *[tl[k] / scale for k in kinds], labels=kinds, step='post', alpha=.85)
@@ -276,52 +279,20 @@ def plot_timeline(tl:pd.DataFrame, # a `timeline()` of a `MemTrace` or a `MemPla
     lines = [f"peak {fmt_bytes(peak)}", f"after op {i}: {tl.op.iloc[i]}", f"({tl.phase.iloc[i]}, {tl.module.iloc[i]})",
              '']
     lines += [f"{r.bytes / peak:.0%} {r.module}: {r.kind}" for r in top.head(4).itertuples()]
-    ax.text(1.01, 0, '\n'.join(lines), transform=ax.transAxes, va='bottom', fontsize=8)
-    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), frameon=False)
+    ax.text(1.01, 1, '\n'.join(lines), transform=ax.transAxes, va='top', fontsize=10)
+    ax.legend(fontsize=10, loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=4, frameon=False)
     ax.set(xlabel='operator', ylabel=f'{unit} ({label})', xlim=(0, len(tl) - 1))
-    if title: ax.set_title(title, pad=14)
+    ax.set_title(title or f'What is alive after each operator, by kind: peak {fmt_bytes(peak)} in {tl.phase.iloc[i]}',
+                 pad=16)
     return ax
 
 # %% ../nbs/04_peak.ipynb #2c32d0ac
 @patch
-def plot(self:MemTrace, title:str=None, # the chart's title
+def plot(self:MemTrace, title:str=None, # the chart's title; one saying what the chart shows when None
          ax=None, # matplotlib axes to draw in; a new figure when None
          fig=None, # or an empty figure to draw in (outside pyplot, as `MemExplorer` asks): it is returned
         ):
     "Plot an attributed block's timeline: memory by kind, phases shaded, the peak and its top modules named"
     ax = plot_timeline(self.timeline(), self.at_peak(), self.label, title, ax if fig is None else fig.subplots())
+    if fig is not None: fig.tight_layout()  # the legend and the notes beside the chart stay inside the figure
     return ax if fig is None else fig
-
-# %% ../nbs/04_peak.ipynb #90469cf7
-class _AttributeBatch(ClosingCallback):
-    "Attribute training batch number `warm` (counting from 0, across epochs) of a fit, then stop the fit"
-    order = 100  # after the callbacks that prepare the batch (casting, moving it to the device)
-    def __init__(self, warm, budget):
-        self.warm, self.budget, self.trace, self.n = warm, budget, None, 0
-    def before_validate(self): raise CancelValidException()  # only training batches are looked at
-    def before_batch(self):
-        if not self.training: return
-        self.n += 1
-        if self.n != self.warm + 1: return
-        old = [getattr(self.learn, k, None) for k in ('pred', 'loss_grad', 'loss')]  # the loop still holds these
-        self.trace = self.hold(attribute_memory(self.model, self.opt, [self.xb, self.yb, old],
-                                                device=self.dls.device, budget=self.budget))
-    def after_batch(self):
-        if self.trace is not None: self.close(); raise CancelFitException()
-
-# %% ../nbs/04_peak.ipynb #6a182b66
-@patch
-def mem_peak(self:Learner, warm:int=1, # training batches to run first, so that the optimizer has made its state
-             budget=None, # emulated memory limit, bytes or e.g. '512MiB'
-             show_plot:bool=True, # plot the batch's timeline
-            )->MemTrace:
-    "What is at the peak of one training batch, by module and kind: a `MemTrace` (also `learn.mem_trace`)"
-    warm, budget = check_int('warm', warm, lo=0, hi=100), check_budget(budget)
-    if len(self.dls.train) == 0:
-        raise ValueError("mem_peak: the training DataLoader yields no batch (is bs larger than the dataset with "
-                         "drop_last?)")
-    cb = _AttributeBatch(warm, budget)
-    with restored_after(self), self.no_bar(), self.no_logging(): self.fit(warm // len(self.dls.train) + 1, cbs=cb)
-    self.mem_trace = cb.trace
-    if show_plot: cb.trace.plot(title=f'one training batch of {type(self.model).__name__} ({cb.trace.label})')
-    return cb.trace
