@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from fastai.tabular.core import TabularPandas, Categorify, Normalize
+from fastai.tabular.core import TabularPandas, Categorify, Normalize, ReadTabBatch
+from fastai.torch_core import to_device
 from fastai.tabular.model import emb_sz_rule
 from fastai.tabular.learner import tabular_learner
 from fastai.data.block import RegressionBlock
@@ -23,7 +24,8 @@ from .core import parse_bytes, check_int, check_host_memory, check_budget
 from .callback import MemRecorder
 
 # %% auto #0
-__all__ = ['CAT_NAMES', 'CONT_NAMES', 'tabular_df', 'tabular_pandas', 'tabular_memory', 'tabular_run', 'select_columns']
+__all__ = ['CAT_NAMES', 'CONT_NAMES', 'tabular_df', 'tabular_pandas', 'encodes', 'tabular_memory', 'tabular_run',
+           'select_columns']
 
 # %% ../nbs/19_tabular.ipynb #ecaa747d
 CAT_NAMES = ['state', 'product', 'weekday', 'store_id', 'colour']
@@ -64,6 +66,16 @@ def tabular_pandas(df:pd.DataFrame, # a table from `tabular_df`
     n_train = int(len(df) * 0.8)
     return TabularPandas(df, procs=[Categorify, Normalize], cat_names=cats, cont_names=conts, y_names='sales',
                          splits=(list(range(n_train)), list(range(n_train, len(df)))), y_block=RegressionBlock())
+
+# %% ../nbs/19_tabular.ipynb #f32e22b9
+# fastai's `ReadTabBatch.encodes` with `to_numpy(copy=True)` for `df.values`: pandas 3 hands out read-only views
+@ReadTabBatch
+def encodes(self, to:TabularPandas):
+    "A batch's tensors (categories, continuous columns, targets) from writable copies of its columns"
+    cols = lambda df: torch.from_numpy(df.to_numpy(copy=True))
+    res = (cols(to.cats).long(),) + ((cols(to.conts).float(),) if to.with_cont else ())
+    if all(n in to.items.columns for n in to.y_names): res += (cols(to.targ),)
+    return res if to.device is None else to_device(res, to.device)
 
 # %% ../nbs/19_tabular.ipynb #4d0b8732
 def _check_layers(layers)->list:
