@@ -20,9 +20,9 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget', 'check_bool',
-           'check_choice', 'parse_bytes', 'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up',
-           'MemTrace', 'live_tracked_bytes', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory',
-           'release_memory', 'recover_memory', 'oom_guard']
+           'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes', 'fmt_bytes',
+           'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory',
+           'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -91,6 +91,47 @@ def check_choice(name:str, # the argument's name, for the message
     "`v` if it is one of `choices`, else a ValueError naming `name` and the choices"
     if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
     return v
+
+# %% ../nbs/00_core.ipynb #7050387b
+def check_number(name:str, # the argument's name, for the message
+                 v, # the value given
+                 lo:float|None=None, # smallest value accepted; no limit when None
+                 hi:float|None=None, # largest value accepted; no limit when None
+                 hi_open:bool=False, # `hi` itself is refused (a fraction below 1, say)
+                 why:str='', # a reason for the range, appended to the message
+                )->float:
+    "`v` as a float if it is a finite real number in [lo, hi] (or [lo, hi)), else a ValueError naming `name`"
+    ok = not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+    if not (ok and (lo is None or v >= lo) and (hi is None or (v < hi if hi_open else v <= hi))):
+        rng = (f'from {lo} to {hi}' if lo is not None and hi is not None else f'>= {lo}' if lo is not None
+               else f"{'<' if hi_open else '<='} {hi}" if hi is not None else '(finite)')
+        if lo is not None and hi is not None and hi_open: rng += f' ({hi} excluded)'
+        raise ValueError(f"{name}: must be a number {rng}{why}, got {v!r}")
+    return float(v)
+
+# %% ../nbs/00_core.ipynb #b9b8ba67
+def check_batches(name:str, # the call or argument, for the message, e.g. 'mem_profile'
+                  dl, # a DataLoader (PyTorch's or fastai's)
+                 ):
+    "`dl` if it yields at least one batch, else a ValueError naming `name` (the one wording of this mistake)"
+    if len(dl) == 0:
+        raise ValueError(f"{name}: the DataLoader yields no batch (is bs larger than the dataset, with drop_last?)")
+    return dl
+
+# %% ../nbs/00_core.ipynb #7a1fe9e9
+def import_torchvision():
+    "torchvision, imported; a build that does not match torch's is an `ImportError` that says so and how to fix it"
+    try: import torchvision
+    except RuntimeError as e:
+        if 'does not exist' not in str(e): raise
+        try: from importlib.metadata import version; tv = version('torchvision')
+        except Exception: tv = 'unknown'
+        raise ImportError(
+            f"memhelp: torchvision {tv} does not match torch {torch.__version__} (CUDA build: "
+            f"{torch.version.cuda or 'none, a CPU build'}); importing it failed with: {e}. pip installed them from "
+            "different indexes. Reinstall both from the same one, e.g. `pip install --force-reinstall torch "
+            "torchvision --index-url https://download.pytorch.org/whl/cpu` (or your CUDA index).") from None
+    return torchvision
 
 # %% ../nbs/00_core.ipynb #2afbde9d
 _UNITS = {'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
