@@ -162,11 +162,12 @@ def fmt_bytes(n:int|float, # a number of bytes (may be negative, for a decrease)
               si:bool=False, # powers of 1000 (kB, MB, GB) instead of 1024 (KiB, MiB, GiB)
              )->str:
     "Human-readable size of `n` bytes, e.g. '4.00 MiB'; 'NaN' for a missing figure (a table's NaN)"
-    if isinstance(n, bool) or not isinstance(n, numbers.Real) or n in (math.inf, -math.inf):
-        raise ValueError(f"n: must be a finite number of bytes, got {n!r}")
-    if n != n: return 'NaN'  # pandas' missing value: a run that did not finish has no figure
+    try: x = float(n) if not isinstance(n, (bool, np.bool_, str, bytes)) else math.inf  # numpy and 0-d torch too
+    except (TypeError, ValueError): x = math.inf
+    if x != x: return 'NaN'  # pandas' missing value: a run that did not finish has no figure
+    if math.isinf(x): raise ValueError(f"n: must be a finite number of bytes, got {n!r}")
     base, units = (1000, ['B','kB','MB','GB','TB']) if check_bool('si', si) else (1024, ['B','KiB','MiB','GiB','TiB'])
-    sign, x = ('-' if n < 0 else ''), abs(float(n))
+    sign, x = ('-' if x < 0 else ''), abs(x)
     for u in units:
         if x < base or u == units[-1]: return f"{sign}{int(x)} B" if u == 'B' else f"{sign}{x:.2f} {u}"
         x /= base
