@@ -347,6 +347,7 @@ class _BatchCounter(_StorageCounter):
     "Checks peaks and budget after each change; counts a DataLoader's batch when it is handed over"
     aside = disowned = False  # aside: operators go uncounted (in a forked child, or while a loader builds a batch)
     loading = None  # while a loader builds a batch in this process: ids of the storages its operators made
+    loader_internals = False  # count all a loader builds here, what it keeps to itself too (as without this rule)
     def _aside(self, func, args, kwargs):
         "Run `func` uncounted; while a loader builds a batch, note the storages it makes"
         out = func(*args, **(kwargs or {}))
@@ -426,7 +427,7 @@ def _arrived_next(it): return _handed_over(_trackers(), _worker_next(it))
 
 def _built_next(it):
     "A batch the loader builds in this process: only what it hands over counts"
-    trackers, box = _trackers(), []
+    trackers, box = [tr for tr in _trackers() if not tr.loader_internals], []
     was = [(tr.loading, tr.aside) for tr in trackers]  # a loader inside a dataset builds inside the outer one's
     for tr in trackers: tr.loading, tr.aside = set(), True
     try: box.append(_local_next(it))
@@ -632,15 +633,21 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  in_use:int|list=0,
                  round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA: 512)
                  observer=None, # 'tracked' only: told of every storage change and operator (`memhelp.peak`)
+                 # 'tracked' only: also count what a DataLoader builds in this process and keeps to itself (fastai's
+                 # items); by default only the batch it hands over counts, so that workers change nothing
+                 loader_internals:bool=False,
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
     backend, budget = _checked_backend(dev, backend, observer), check_budget(budget)
     check_int('round_to', round_to, hi=2**30)
     in_use, tensors = _checked_in_use(in_use)
+    if check_bool('loader_internals', loader_internals) and backend != 'tracked':
+        raise ValueError("loader_internals: needs the 'tracked' backend")
     trace = MemTrace(dev, backend, budget, in_use=in_use)
     tracked = backend == 'tracked'
     mode = _start_tracked(trace, round_to, observer, tensors) if tracked else _start_cuda(trace)
+    if tracked: mode.loader_internals = loader_internals
     if budget is not None and trace.in_use >= budget:
         if tracked: mode.stop(); _open_modes.discard(mode)
         else: _cuda_open.remove(trace)
