@@ -6,28 +6,20 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import numbers
 import torch
 from torch import nn
 from fastcore.basics import patch
-from fastai.data.core import DataLoaders
 from fastai.learner import Learner
 from fastai.optimizer import Adam
 from fastai.callback.training import GradientAccumulation
 from fastai.callback.progress import ProgressCallback  # gives `Learner.no_bar`
-from .core import parse_bytes, check_host_memory, check_budget, check_int
+from .core import check_host_memory, check_budget, check_int
 from .callback import MemRecorder
 from .models import mlp
+from .data import random_dls
 
 # %% auto #0
 __all__ = ['accumulation_steps', 'grad_accum', 'accumulation_run', 'split_run']
-
-# %% ../nbs/15_accumulation.ipynb #afa238ab
-def _synthetic_dls(n, bs, n_in=128, seed=0)->DataLoaders:
-    "`n` random 4-class samples in fastai `DataLoaders` with batch size `bs`, on the CPU"
-    g = torch.Generator().manual_seed(seed)
-    ds = list(zip(torch.randn(n, n_in, generator=g), torch.randint(0, 4, (n,), generator=g)))
-    return DataLoaders.from_dsets(ds, ds[:bs], bs=bs, device='cpu', num_workers=0)
 
 # %% ../nbs/15_accumulation.ipynb #216ef43c
 def _mlp(n_in=128, hidden=128, depth=4, bn=False, n_out=4)->nn.Sequential:
@@ -76,7 +68,7 @@ def accumulate(self:Learner, eff_bs:int, # samples per optimizer step; a multipl
 # %% ../nbs/15_accumulation.ipynb #bf60cd92
 def _acc_learner(micro_bs, eff_bs, n_steps)->Learner:
     "An MLP `Learner` with Adam whose one epoch is `n_steps` accumulated steps"
-    return Learner(_synthetic_dls(eff_bs * n_steps, micro_bs), _mlp(), loss_func=nn.CrossEntropyLoss(),
+    return Learner(random_dls(eff_bs * n_steps, micro_bs, n_in=128), _mlp(), loss_func=nn.CrossEntropyLoss(),
                    opt_func=Adam, lr=1e-3).accumulate(eff_bs)
 
 # %% ../nbs/15_accumulation.ipynb #dbc4bc98

@@ -21,7 +21,7 @@ from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
 from fastai.callback.progress import ProgressCallback  # `Learner.no_bar`
 from .core import (OutOfMemoryError, release_memory, parse_bytes, default_device, check_device, check_int,
-                          check_budget, check_bool)
+                          check_budget, check_bool, check_number)
 from .callback import MemRecorder
 from .data import get_text_dls
 
@@ -53,9 +53,7 @@ MaxBS.__doc__ = "The largest batch size that fits (0 if none), and a DataFrame o
 # %% ../nbs/12_batching.ipynb #7eeab131
 def _limit(budget, margin)->int|None:
     "Bytes a trial may use: `(1 - margin)` of `budget`, or of the CUDA device's size when `budget` is None"
-    if not isinstance(margin, numbers.Real) or isinstance(margin, bool) or not 0 <= margin < 1:
-        raise ValueError(f"margin: must be a fraction from 0 to 1 (1 excluded) of the budget to keep free, got "
-                         f"{margin!r}")
+    margin = check_number('margin', margin, 0, 1, hi_open=True, why=': the fraction of the budget kept free')
     if budget is None:
         dev = default_device()
         if dev.type != 'cuda':  # nothing runs out there: the search would double the batch size for ever
@@ -63,10 +61,7 @@ def _limit(budget, margin)->int|None:
                              f"e.g. '8GB'")
         if margin == 0: return None
         budget = torch.cuda.get_device_properties(dev).total_memory
-    try: b = parse_bytes(budget)
-    except ValueError as e: raise ValueError(f"budget: {e}") from None
-    if b <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget!r}")
-    return int(b * (1 - margin))
+    return int(check_budget(budget) * (1 - margin))
 
 # %% ../nbs/12_batching.ipynb #1c437fe8
 def _trial(make_learner, bs, limit, n_batches)->dict:
@@ -152,8 +147,7 @@ def load_image_array(path, # an image file
     "One image file decoded, resized to `size` pixels (and blurred): a preprocessing step to run in worker processes"
     from PIL import Image, ImageFilter
     size = check_int('size', size, hi=8192)
-    if isinstance(blur, bool) or not isinstance(blur, numbers.Real) or not 0 <= blur < math.inf:
-        raise ValueError(f"blur: must be a radius >= 0 in pixels, got {blur!r}")
+    blur = check_number('blur', blur, lo=0, why=' (a radius in pixels)')
     img = Image.open(path).convert('RGB').resize((size, size))
     return np.asarray(img.filter(ImageFilter.GaussianBlur(blur)) if blur else img)
 

@@ -6,21 +6,23 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import re, gc, os, sys, traceback, weakref, numbers
+import re, gc, os, sys, math, traceback, weakref, numbers
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import numpy as np
 import torch
 from fastcore.basics import patch
-from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
+from torch.utils._python_dispatch import (TorchDispatchMode, is_traceable_wrapper_subclass,
+                                          _get_current_dispatch_mode_stack)
+from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter, _SingleProcessDataLoaderIter
 from torch.utils._pytree import tree_flatten
 from torch._subclasses.fake_tensor import FakeTensor
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget', 'check_bool',
-           'check_choice', 'parse_bytes', 'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up',
-           'MemTrace', 'live_tracked_bytes', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory',
-           'release_memory', 'recover_memory', 'oom_guard']
+           'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes', 'fmt_bytes',
+           'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory',
+           'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -90,8 +92,49 @@ def check_choice(name:str, # the argument's name, for the message
     if v not in choices: raise ValueError(f"{name}: must be one of {', '.join(map(repr, choices))}, got {v!r}")
     return v
 
+# %% ../nbs/00_core.ipynb #7050387b
+def check_number(name:str, # the argument's name, for the message
+                 v, # the value given
+                 lo:float|None=None, # smallest value accepted; no limit when None
+                 hi:float|None=None, # largest value accepted; no limit when None
+                 hi_open:bool=False, # `hi` itself is refused (a fraction below 1, say)
+                 why:str='', # a reason for the range, appended to the message
+                )->float:
+    "`v` as a float if it is a finite real number in [lo, hi] (or [lo, hi)), else a ValueError naming `name`"
+    ok = not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+    if not (ok and (lo is None or v >= lo) and (hi is None or (v < hi if hi_open else v <= hi))):
+        rng = (f'from {lo} to {hi}' if lo is not None and hi is not None else f'>= {lo}' if lo is not None
+               else f"{'<' if hi_open else '<='} {hi}" if hi is not None else '(finite)')
+        if lo is not None and hi is not None and hi_open: rng += f' ({hi} excluded)'
+        raise ValueError(f"{name}: must be a number {rng}{why}, got {v!r}")
+    return float(v)
+
+# %% ../nbs/00_core.ipynb #b9b8ba67
+def check_batches(name:str, # the call or argument, for the message, e.g. 'mem_profile'
+                  dl, # a DataLoader (PyTorch's or fastai's)
+                 ):
+    "`dl` if it yields at least one batch, else a ValueError naming `name` (the one wording of this mistake)"
+    if len(dl) == 0:
+        raise ValueError(f"{name}: the DataLoader yields no batch (is bs larger than the dataset, with drop_last?)")
+    return dl
+
+# %% ../nbs/00_core.ipynb #7a1fe9e9
+def import_torchvision():
+    "torchvision, imported; a build that does not match torch's is an `ImportError` that says so and how to fix it"
+    try: import torchvision
+    except RuntimeError as e:
+        if 'does not exist' not in str(e): raise
+        try: from importlib.metadata import version; tv = version('torchvision')
+        except Exception: tv = 'unknown'
+        raise ImportError(
+            f"memhelp: torchvision {tv} does not match torch {torch.__version__} (CUDA build: "
+            f"{torch.version.cuda or 'none, a CPU build'}); importing it failed with: {e}. pip installed them from "
+            "different indexes. Reinstall both from the same one, e.g. `pip install --force-reinstall torch "
+            "torchvision --index-url https://download.pytorch.org/whl/cpu` (or your CUDA index).") from None
+    return torchvision
+
 # %% ../nbs/00_core.ipynb #2afbde9d
-_UNITS = {'': 1, 'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
+_UNITS = {'b': 1, 'k': 1000, 'kb': 1000, 'mb': 1000**2, 'gb': 1000**3, 'tb': 1000**4,
           'kib': 1024, 'mib': 1024**2, 'gib': 1024**3, 'tib': 1024**4}
 
 def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.5 GiB'
@@ -100,6 +143,9 @@ def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.
     if isinstance(s, numbers.Real) and not isinstance(s, bool): n = float(s)  # numpy numbers too
     elif isinstance(s, str) and (m := re.fullmatch(r'\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*', s)):
         unit = m.group(2).lower()
+        if not unit:  # '16' could mean 16 bytes or 16 GB: the CLI and the Python API ask alike
+            raise ValueError(f"parse_bytes: {s!r} has no unit; write e.g. '{s.strip()}GB' or '{s.strip()}GiB' "
+                             f"('{s.strip()}B' for bytes; a number, not a string, is bytes)")
         if unit not in _UNITS:
             raise ValueError(f"parse_bytes: unknown unit {m.group(2)!r} in {s!r}; use B, kB, MB, GB, TB, KiB, MiB, GiB "
                              f"or TiB")
@@ -115,9 +161,13 @@ def parse_bytes(s:int|float|str, # bytes, or a size such as '8GB', '512MiB', '1.
 def fmt_bytes(n:int|float, # a number of bytes (may be negative, for a decrease)
               si:bool=False, # powers of 1000 (kB, MB, GB) instead of 1024 (KiB, MiB, GiB)
              )->str:
-    "Human-readable size of `n` bytes, e.g. '4.00 MiB'"
+    "Human-readable size of `n` bytes, e.g. '4.00 MiB'; 'NaN' for a missing figure (a table's NaN)"
+    try: x = float(n) if not isinstance(n, (bool, np.bool_, str, bytes)) else math.inf  # numpy and 0-d torch too
+    except (TypeError, ValueError): x = math.inf
+    if x != x: return 'NaN'  # pandas' missing value: a run that did not finish has no figure
+    if math.isinf(x): raise ValueError(f"n: must be a finite number of bytes, got {n!r}")
     base, units = (1000, ['B','kB','MB','GB','TB']) if check_bool('si', si) else (1024, ['B','KiB','MiB','GiB','TiB'])
-    sign, x = ('-' if n < 0 else ''), abs(float(n))
+    sign, x = ('-' if x < 0 else ''), abs(x)
     for u in units:
         if x < base or u == units[-1]: return f"{sign}{int(x)} B" if u == 'B' else f"{sign}{x:.2f} {u}"
         x /= base
@@ -183,8 +233,14 @@ def _input_storages(func, args, kwargs)->set:
     return {id(s) for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor) for s in _storages(a)}
 
 # %% ../nbs/00_core.ipynb #98a30772
-# Every storage a tracker saw made, while it lives: id(storage) -> [weak reference, bytes, device type, trackers that
-# count it, the session whose block ran out of its budget made it (or None)]. What a failed step leaves referenced (its
+class _Live:
+    "What memhelp knows of a storage a tracker saw made, while it lives"
+    __slots__ = ('ref', 'nbytes', 'device', 'trackers', 'failed')  # one per storage, made on the hot path
+    def __init__(self, ref, device):
+        self.ref, self.nbytes, self.device = ref, 0, device  # weak reference, bytes counted, device type ('fake')
+        self.trackers, self.failed = [], None  # trackers counting it; the session whose block ran out with it alive
+
+# Every storage a tracker saw made, while it lives: id(storage) -> `_Live`. What a failed step leaves referenced (its
 # graph, say) stays on a real device and fills it: that session's later budgets charge it. (Other leftovers are not
 # charged: on a CPU, memhelp cannot tell a GPU's tensors from the host-side caches a DataLoader or a dataset fills.)
 _LIVE = {}
@@ -198,30 +254,33 @@ def _freed(key):
     "A tracked storage was freed: forget it, and tell the trackers that count it"
     e = _LIVE.pop(key, None)
     if e is not None:
-        for tr in e[3]: tr._release(key)
+        for tr in e.trackers: tr._release(key)
 
 # %% ../nbs/00_core.ipynb #e12a3cd1
 # FSDP frees and regrows its gathered parameters with `UntypedStorage.resize_`, which no operator sees: while a block
 # is tracked, the method also tells the trackers that count the storage
 _storage_resize, _watching = torch.UntypedStorage.resize_, [0]
 def _tracked_resize(st, size):
-    out = _storage_resize(st, size)
-    for tr in list(_LIVE.get(id(st), (0, 0, 0, ()))[3]): tr._resized(id(st), st.nbytes())
+    out, e = _storage_resize(st, size), _LIVE.get(id(st))
+    if e is not None:
+        for tr in list(e.trackers): tr._resized(id(st), st.nbytes())
     return out
 
-def _watch_resizes(on:bool):
-    "Count one more (or one less) tracked block; the method is wrapped while there is one"
+def _watch_storages(on:bool):
+    "Count one more (or one less) tracked block; `resize_` and loaders' batches are watched while there is one"
     _watching[0] += 1 if on else -1
     torch.UntypedStorage.resize_ = _tracked_resize if _watching[0] else _storage_resize
+    _MultiProcessingDataLoaderIter._next_data = _arrived_next if _watching[0] else _worker_next
+    _SingleProcessDataLoaderIter._next_data = _built_next if _watching[0] else _local_next
 
 # %% ../nbs/00_core.ipynb #c07e0b01
-def _live_entry(st, t, device_type)->list:
-    "`_LIVE`'s entry for storage `st` of tensor `t`, made on first sight: [weakref, bytes, device, trackers, session]"
+def _live_entry(st, t, device_type)->_Live:
+    "`_LIVE`'s record of storage `st` of tensor `t`, made on first sight"
     key = id(st)  # a storage keeps one Python object while it lives, and its weak reference fires when it is freed
     e = _LIVE.get(key)
     if e is None:  # shape-only (fake) tensors take no memory of the device: never in use later
-        _LIVE[key] = e = [weakref.ref(st, lambda _, key=key, freed=_freed: freed(key)), 0,
-                          'fake' if isinstance(t, FakeTensor) else device_type, [], None]
+        _LIVE[key] = e = _Live(weakref.ref(st, lambda _, key=key, freed=_freed: freed(key)),
+                               'fake' if isinstance(t, FakeTensor) else device_type)
     return e
 
 # %% ../nbs/00_core.ipynb #c07e0b02
@@ -245,12 +304,12 @@ class _StorageBook:
         for key, n in sizes.items():
             if key in self.charged or key in self.nbytes: continue
             self.charged[key] = n; self.outside += n
-            if key in _LIVE: _LIVE[key][3].append(self)
+            if key in _LIVE: _LIVE[key].trackers.append(self)
 
     def stop(self):
         "Forget every storage, so frees after the block no longer reach this tracker"
         for key in [*self.nbytes, *self.charged]:
-            if key in _LIVE: _LIVE[key][3] = [tr for tr in _LIVE[key][3] if tr is not self]
+            if key in _LIVE: _LIVE[key].trackers = [tr for tr in _LIVE[key].trackers if tr is not self]
         self.nbytes.clear(); self.charged.clear()
 
 # %% ../nbs/00_core.ipynb #c07e0b03
@@ -267,28 +326,67 @@ class _StorageCounter(_StorageBook):
         key, old = id(st), self.nbytes.get(id(st))
         if old is None:
             if aliased or key in inputs: return
-            _live_entry(st, t, self.device_type)[3].append(self)
+            _live_entry(st, t, self.device_type).trackers.append(self)
             old = 0
         n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages
         self.current += n - old
         if n != old and self.observer is not None: self.observer.grew(key, n - old, t)
-        self.nbytes[key] = _LIVE[key][1] = n
+        self.nbytes[key] = _LIVE[key].nbytes = n
 
     def _resized(self, key, nbytes):
         "Storage `key` we count now holds `nbytes`"
         old = self.nbytes.get(key)
         if old is None: return
         n = round_up(nbytes, self.round_to)
-        self.current += n - old; self.nbytes[key] = _LIVE[key][1] = n
+        self.current += n - old; self.nbytes[key] = _LIVE[key].nbytes = n
         if n != old and self.observer is not None: self.observer.grew(key, n - old, None)
         self.peak, self.window_peak = max(self.peak, self.current), max(self.window_peak, self.current)
 
+# %% ../nbs/00_core.ipynb #297d1916
+class _BatchCounter(_StorageCounter):
+    "Checks peaks and budget after each change; counts a DataLoader's batch when it is handed over"
+    aside = disowned = False  # aside: operators go uncounted (in a forked child, or while a loader builds a batch)
+    loading = None  # while a loader builds a batch in this process: ids of the storages its operators made
+    loader_internals = False  # count all a loader builds here, what it keeps to itself too (as without this rule)
+    def _aside(self, func, args, kwargs):
+        "Run `func` uncounted; while a loader builds a batch, note the storages it makes"
+        out = func(*args, **(kwargs or {}))
+        if self.loading is not None:
+            rets = _alias_cache.get(func) or _returns_alias(func)
+            for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
+                if not aliased: self.loading.update(id(s) for t in tree_flatten(o)[0] if isinstance(t, torch.Tensor)
+                                                    for s in _storages(t))
+        return out
+
+    def arrived(self, batch, what:str, made:set|None=None)->tuple|None:
+        "Count `batch`'s tensors (made in another process, or here: in `made`) as made now; (current, grew) if over"
+        before = self.current
+        for t in tree_flatten(batch)[0]:
+            if isinstance(t, torch.Tensor) and (made is None or any(id(s) in made for s in _storages(t))):
+                self._seen(t, False)
+        return self._keep_failed(before) if self._over(what) else None
+
+    def _over(self, func)->bool:
+        "After `func` made what it made: tell the observer, raise the peaks; True past the budget"
+        if self.observer is not None: self.observer.op_done(func, self.current)
+        if self.current > self.peak: self.peak = self.current
+        if self.current > self.window_peak: self.window_peak = self.current
+        return self.budget is not None and self.current + self.outside > self.budget
+
+    def _keep_failed(self, before)->tuple:
+        "Past the budget: what the failed step keeps referenced after the error stays in use; (current, growth)"
+        session = _session()
+        for key in self.nbytes:
+            if key in _LIVE: _LIVE[key].failed = session
+        return self.current, self.current - before
+
 # %% ../nbs/00_core.ipynb #8e8f2340
-class _StorageTracker(_StorageCounter, TorchDispatchMode):
+class _StorageTracker(_BatchCounter, TorchDispatchMode):
     "Counts live bytes of the storages created on `device_type` while active; calls `on_over` past `budget`"
     # This runs for every operator, so it avoids `tree_flatten` for the common outputs: a tensor, or a tuple/list of
     # them
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.aside: return self._aside(func, args, kwargs)
         before = self.current
         out = func(*args, **(kwargs or {}))
         rets, ins = _alias_cache.get(func) or _returns_alias(func), _input_storages(func, args, kwargs)
@@ -297,21 +395,46 @@ class _StorageTracker(_StorageCounter, TorchDispatchMode):
             for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
                 for t in (o if isinstance(o, (tuple, list)) else tree_flatten(o)[0]):
                     if isinstance(t, torch.Tensor): self._seen(t, aliased, ins)
-        if self.observer is not None: self.observer.op_done(func, self.current)
-        if self.current > self.peak: self.peak = self.current
-        if self.current > self.window_peak: self.window_peak = self.current
-        if self.budget is not None and self.current + self.outside > self.budget:
+        if self._over(func):
             current, grew = self._keep_failed(before)  # before the failed op's outputs are freed
             out = t = None  # drop our references so the failed op's outputs are freed with the error
             self.on_over(current, grew, func)
         return out
 
-    def _keep_failed(self, before)->tuple:
-        "Past the budget: what the failed step keeps referenced after the error stays in use; (current, growth)"
-        session = _session()
-        for key in self.nbytes:
-            if key in _LIVE: _LIVE[key][4] = session
-        return self.current, self.current - before
+# %% ../nbs/00_core.ipynb #819d9f52
+_open_modes = weakref.WeakSet()  # the dispatcher modes of the blocks open in this process
+def _disown_all():
+    "In a forked child (a DataLoader's worker): the parent's blocks count nothing and raise nothing"
+    for m in list(_open_modes): m.disowned = m.aside = True
+os.register_at_fork(after_in_child=_disown_all)
+
+def _trackers()->list:
+    "The tracked blocks open in this thread"
+    return [m for m in _get_current_dispatch_mode_stack() if isinstance(m, _StorageTracker) and not m.disowned]
+
+# %% ../nbs/00_core.ipynb #bb3c6cf9
+_worker_next, _local_next = _MultiProcessingDataLoaderIter._next_data, _SingleProcessDataLoaderIter._next_data
+def _handed_over(trackers, data, made=None):
+    "Count `data` in each tracker (only storages in `made`, per tracker, if given); past a budget, its error"
+    what = '(a batch from a DataLoader)'
+    for tr in trackers:
+        if over := tr.arrived(data, what, None if made is None else made[tr]):
+            data = None  # freed with the error, as a failed operator's outputs are
+            tr.on_over(*over, what)
+    return data
+
+def _arrived_next(it): return _handed_over(_trackers(), _worker_next(it))
+
+def _built_next(it):
+    "A batch the loader builds in this process: only what it hands over counts"
+    trackers, box = [tr for tr in _trackers() if not tr.loader_internals], []
+    was = [(tr.loading, tr.aside) for tr in trackers]  # a loader inside a dataset builds inside the outer one's
+    for tr in trackers: tr.loading, tr.aside = set(), True
+    try: box.append(_local_next(it))
+    finally:
+        made = {tr: tr.loading for tr in trackers}
+        for tr, (loading, aside) in zip(trackers, was): tr.loading, tr.aside = loading, aside
+    return _handed_over(trackers, box.pop(), made)  # no reference left here: an error frees the batch
 
 # %% ../nbs/00_core.ipynb #09532150
 OutOfMemoryError = getattr(torch, 'OutOfMemoryError', torch.cuda.OutOfMemoryError)
@@ -326,10 +449,12 @@ def _cuda_reset_peak(dev):
 
 class _CudaBudget(TorchDispatchMode):
     "Calls `on_over(current)` when allocated memory on `dev` grows past `start + budget`"
+    disowned = False  # True in a forked child: a DataLoader worker must not read the parent's CUDA counters
     def __init__(self, dev, start, budget, on_over):
         super().__init__(); self.dev,self.start,self.budget,self.on_over = dev,start,budget,on_over
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        if self.disowned: return out
         cur = torch.cuda.memory_allocated(self.dev) - self.start
         if cur > self.budget: out = None; self.on_over(cur)
         return out
@@ -415,14 +540,23 @@ def live_tracked_bytes(device_type:str='cpu', # 'cpu', 'cuda', ...
     failed = check_bool('failed', failed)
     gc.collect()  # what only reference cycles keep is not in use: a device would get it back the same way
     session = _session()
-    return sum(e[1] for e in list(_LIVE.values()) if e[2] == device_type and (not failed or e[4] == session))
+    return sum(e.nbytes for e in list(_LIVE.values())
+               if e.device == device_type and (not failed or e.failed == session))
 
 # %% ../nbs/00_core.ipynb #1d36e164
+def _not_failed(tensors):
+    "`tensors` are kept on purpose (a model's state, its optimizer's): not leftovers of a block that ran out"
+    for t in tree_flatten(tensors)[0]:
+        if isinstance(t, torch.Tensor):
+            for st in _storages(t):
+                if (e := _LIVE.get(id(st))) is not None: e.failed = None
+
 def _in_use_sizes(device_type, tensors, round_to)->dict:
     "id(storage) -> bytes in use before a block: what failed blocks left alive, and `tensors`"
     gc.collect()
+    _not_failed(tensors)  # the caller says they are in use: kept on purpose
     session = _session()  # another notebook's leftovers (nbdev_test runs several in one process) are not this one's
-    sizes = {k: e[1] for k, e in list(_LIVE.items()) if e[2] == device_type and e[4] == session}
+    sizes = {k: e.nbytes for k, e in list(_LIVE.items()) if e.device == device_type and e.failed == session}
     for t in tree_flatten(tensors)[0]:
         if isinstance(t, torch.Tensor) and t.device.type == device_type:
             for st in _storages(t): sizes.setdefault(id(st), round_up(st.nbytes(), round_to))
@@ -450,6 +584,7 @@ def _start_tracked(trace, round_to, observer, tensors):
     "Make the dispatcher mode of a 'tracked' `trace`, with what is in use charged; returns the mode"
     mode = trace._tracker = _StorageTracker(trace.device.type, trace.budget, trace._over_budget, round_to)
     mode.observer = observer
+    _open_modes.add(mode)
     if trace.budget is not None:
         mode.outside = trace.in_use
         mode.charge(_in_use_sizes(trace.device.type, tensors, round_to))
@@ -459,7 +594,7 @@ def _start_tracked(trace, round_to, observer, tensors):
 def _end_tracked(trace, mode):
     "Final figures of a 'tracked' `trace`; its tracker forgets everything"
     trace._peak, trace.end = mode.peak, mode.current
-    mode.stop(); mode.observer = None; _watch_resizes(False)
+    mode.stop(); mode.observer = None; _open_modes.discard(mode); _watch_storages(False)
 
 # %% ../nbs/00_core.ipynb #c07e0a03
 def _start_cuda(trace):
@@ -472,7 +607,9 @@ def _start_cuda(trace):
     _cuda_open.append(trace)
     if trace.budget is None: return None
     trace.in_use = trace._start  # a real device: everything allocated is in use
-    return _CudaBudget(dev, trace._start, trace.budget - trace._start, trace._over_budget)
+    mode = _CudaBudget(dev, trace._start, trace.budget - trace._start, trace._over_budget)
+    _open_modes.add(mode)
+    return mode
 
 def _end_cuda(trace):
     "Final figures of a 'cuda' `trace`; enclosing blocks keep its peak"
@@ -496,21 +633,27 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  in_use:int|list=0,
                  round_to:int=1, # 'tracked' only: count each storage rounded up to this many bytes (CUDA: 512)
                  observer=None, # 'tracked' only: told of every storage change and operator (`memhelp.peak`)
+                 # 'tracked' only: also count what a DataLoader builds in this process and keeps to itself (fastai's
+                 # items); by default only the batch it hands over counts, so that workers change nothing
+                 loader_internals:bool=False,
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
     backend, budget = _checked_backend(dev, backend, observer), check_budget(budget)
     check_int('round_to', round_to, hi=2**30)
     in_use, tensors = _checked_in_use(in_use)
+    if check_bool('loader_internals', loader_internals) and backend != 'tracked':
+        raise ValueError("loader_internals: needs the 'tracked' backend")
     trace = MemTrace(dev, backend, budget, in_use=in_use)
     tracked = backend == 'tracked'
     mode = _start_tracked(trace, round_to, observer, tensors) if tracked else _start_cuda(trace)
+    if tracked: mode.loader_internals = loader_internals
     if budget is not None and trace.in_use >= budget:
-        if tracked: mode.stop()
+        if tracked: mode.stop(); _open_modes.discard(mode)
         else: _cuda_open.remove(trace)
         raise OutOfMemoryError(f"memhelp: emulated out of memory on {dev}: {fmt_bytes(trace.in_use)} already in use "
                                f"leaves nothing of the budget of {fmt_bytes(budget)} ({budget} bytes).")
-    if tracked: _watch_resizes(True)
+    if tracked: _watch_storages(True)
     try:
         if mode is None: yield trace
         else:
@@ -609,6 +752,7 @@ def recover_memory(learn=None, # a fastai `Learner` to clear too: its failed bat
         learn.pred = learn.loss = learn.loss_grad = None
         learn.xb, learn.yb = (None,), (None,)  # as fastai leaves them after a `fit` that ends well
         for p in learn.model.parameters(): p.grad = None
+        _not_failed(state_tensors(learn.model, getattr(learn, 'opt', None)))  # its weights and optimizer state stay
     release_memory(dev)
     freed = before - _in_use(dev)
     if not quiet and _ipython() is not None: print(f"recover_memory: freed {fmt_bytes(freed)} ({memory_label(dev)})")

@@ -12,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from PIL import Image
+import torch
+from .core import check_device, check_int, check_choice, import_torchvision
+import_torchvision()  # fastai.vision imports it: a torchvision that does not match torch is refused in words
 from fastai.torch_core import set_seed
+from fastai.data.core import DataLoaders
 from fastai.data.block import DataBlock, CategoryBlock
 from fastai.data.transforms import ColReader, ColSplitter
 from fastai.data.external import untar_data, URLs
@@ -20,10 +24,9 @@ from fastai.text.core import Tokenizer, tokenize_df, defaults as _text_defaults
 from fastai.text.data import TextBlock
 from fastai.vision.augment import Resize
 from fastai.vision.data import ImageDataLoaders
-from .core import check_device, check_int, check_choice
 
 # %% auto #0
-__all__ = ['data_dir', 'text_corpus', 'get_text_dls', 'make_image_folder', 'get_image_dls']
+__all__ = ['data_dir', 'text_corpus', 'get_text_dls', 'make_image_folder', 'get_image_dls', 'random_dls']
 
 # %% ../nbs/03_data.ipynb #ec7e1fef
 _SOURCES = ('offline', 'fastai')
@@ -224,6 +227,10 @@ def get_image_dls(size:int=64, # side of the images in a batch (`Resize(size)`)
     "fastai image `DataLoaders` for the striped images of `make_image_folder`, or Imagenette"
     size, bs, seed = check_int('size', size, hi=4096), check_int('bs', bs), check_int('seed', seed, lo=0)
     source, dev = _check_source(source), check_device(device)
+    made = dict(n_per_class=(n_per_class, 64), n_classes=(n_classes, 4), gen_size=(gen_size, 128))
+    if source == 'fastai' and (given := [k for k, (v, default) in made.items() if v != default]):
+        raise ValueError(f"{', '.join(given)}: set the generated images, but source='fastai' loads Imagenette; "
+                         "leave them out, or use source='offline'")
     if source == 'fastai': folder, valid = _download(URLs.IMAGENETTE_160, path), 'val'
     else:
         m = _image_meta(n_per_class, gen_size, n_classes, seed, size_name='gen_size')
@@ -234,3 +241,18 @@ def get_image_dls(size:int=64, # side of the images in a batch (`Resize(size)`)
     set_seed(seed)
     return ImageDataLoaders.from_folder(folder, train='train', valid=valid, item_tfms=Resize(size), bs=bs,
                                         num_workers=0, device=dev)
+
+# %% ../nbs/03_data.ipynb #1466d446
+def random_dls(n:int, # samples in the training set (its first `bs` are also the validation set)
+               bs:int, # batch size
+               n_in:int=64, # features per sample
+               n_classes:int=4, # labels are 0 to n_classes - 1
+               seed:int=0, # seeds the features and the labels
+              )->DataLoaders:
+    "`n` samples of `n_in` random features with random labels, in fastai `DataLoaders` on the CPU"
+    n, n_in = check_int('n', n, hi=2**24), check_int('n_in', n_in, hi=2**16)
+    n_classes = check_int('n_classes', n_classes, lo=2)
+    bs, seed = check_int('bs', bs, hi=n, why=' (the samples)'), check_int('seed', seed, lo=0, hi=2**63 - 1)
+    g = torch.Generator().manual_seed(seed)
+    ds = list(zip(torch.randn(n, n_in, generator=g), torch.randint(0, n_classes, (n,), generator=g)))
+    return DataLoaders.from_dsets(ds, ds[:bs], bs=bs, device='cpu', num_workers=0)

@@ -6,17 +6,16 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import numbers
 import torch
 from torch import nn
 from torch.utils._pytree import tree_flatten
-from fastai.data.core import DataLoaders
 from fastai.learner import Learner
 from fastai.optimizer import SGD
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
-from .core import track_memory, parse_bytes, check_budget, check_bool
+from .core import track_memory, check_budget, check_bool, check_int, check_number
 from .callback import MemRecorder
 from .models import mlp
+from .data import random_dls
 
 # %% auto #0
 __all__ = ['measure_dropout', 'dropout_mask_bytes', 'dropout_run']
@@ -45,11 +44,7 @@ def measure_dropout(layer:nn.Module, # a dropout layer (or any layer) to run onc
 # %% ../nbs/18_dropout.ipynb #de7c4c01
 _FUSED = ('cuda', 'xpu', 'lazy', 'privateuseone')  # device types where `nn.Dropout` calls `native_dropout` (bool mask)
 
-def _check_p(p)->float:
-    "`p` as a float if it is a number in [0, 1), else a ValueError"
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p < 1:
-        raise ValueError(f"p: must be a number from 0 to 1 (1 excluded), got {p!r}")
-    return float(p)
+def _check_p(p)->float: return check_number('p', p, 0, 1, hi_open=True)
 
 # %% ../nbs/18_dropout.ipynb #e6ae003a
 def dropout_mask_bytes(numel:int, # elements of the activation the dropout layer sees
@@ -58,8 +53,7 @@ def dropout_mask_bytes(numel:int, # elements of the activation the dropout layer
                        device='cpu', # where it runs: 'cpu', 'cuda', ...
                       )->int:
     "Bytes of the mask one `nn.Dropout` keeps for backward in training (0 at `p=0` or in eval mode)"
-    if isinstance(numel, bool) or not isinstance(numel, numbers.Integral) or numel < 0:
-        raise ValueError(f"numel: must be an integer >= 0, got {numel!r}")
+    numel = check_int('numel', numel, lo=0)
     if not isinstance(dtype, torch.dtype):
         raise ValueError(f"dtype: must be a torch.dtype such as torch.float32, got {dtype!r}")
     try: dev = torch.device(device)
@@ -74,13 +68,6 @@ def _mlp(p, n_in=64, hidden=512, n_out=4)->nn.Sequential:
     torch.manual_seed(0)
     return mlp(n_in, hidden, 2, n_out, p=p)
 
-# %% ../nbs/18_dropout.ipynb #b8b3b60a
-def _random_dls(n, bs, n_in=64, seed=0)->DataLoaders:
-    "`n` random 4-class samples in fastai `DataLoaders` on the CPU"
-    g = torch.Generator().manual_seed(seed)
-    ds = list(zip(torch.randn(n, n_in, generator=g), torch.randint(0, 4, (n,), generator=g)))
-    return DataLoaders.from_dsets(ds, ds[:bs], bs=bs, device='cpu', num_workers=0)
-
 # %% ../nbs/18_dropout.ipynb #9713b9fa
 def dropout_run(p:float=0.5, # dropout probability of both dropout layers; 0 leaves them out
         bs:int=64, # batch size, 1 to 1024
@@ -89,10 +76,7 @@ def dropout_run(p:float=0.5, # dropout probability of both dropout layers; 0 lea
        )->MemRecorder:
     "Train an MLP with dropout `p` for `n_batches` batches of `bs`; return the `MemRecorder`"
     p = _check_p(p)
-    if isinstance(bs, bool) or not isinstance(bs, numbers.Integral) or not 1 <= bs <= 1024:
-        raise ValueError(f"bs: must be an integer from 1 to 1024, got {bs!r}")
-    if isinstance(n_batches, bool) or not isinstance(n_batches, numbers.Integral) or not 1 <= n_batches <= 8:
-        raise ValueError(f"n_batches: must be an integer from 1 to 8, got {n_batches!r}")
+    bs, n_batches = check_int('bs', bs, hi=1024), check_int('n_batches', n_batches, hi=8)
     check_budget(budget)
-    learn = Learner(_random_dls(bs * n_batches, bs), _mlp(p), loss_func=nn.CrossEntropyLoss(), opt_func=SGD, lr=0.1)
+    learn = Learner(random_dls(bs * n_batches, bs), _mlp(p), loss_func=nn.CrossEntropyLoss(), opt_func=SGD, lr=0.1)
     with learn.no_bar(): return learn.mem_profile(n_batches, budget=budget, show_plot=False)

@@ -10,7 +10,7 @@ import numbers
 import torch
 from torch import nn
 from fastai.layers import ConvLayer
-from .core import check_int, check_bool
+from .core import check_int, check_bool, check_number
 
 # %% auto #0
 __all__ = ['small_cnn', 'mlp', 'LSTMLM']
@@ -41,8 +41,7 @@ def mlp(n_in:int=64, # input features
     "`depth` blocks of Linear, [BatchNorm1d], ReLU, [Dropout], then a linear head"
     n_in, hidden, n_out = (check_int(k, v, hi=2**20) for k, v in (('n_in', n_in), ('hidden', hidden), ('n_out', n_out)))
     depth, bn = check_int('depth', depth, hi=1000), check_bool('bn', bn)
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p < 1:
-        raise ValueError(f"p: must be a number from 0 to less than 1, got {p!r}")
+    p = check_number('p', p, 0, 1, hi_open=True)
     block = lambda ni: [nn.Linear(ni, hidden), *([nn.BatchNorm1d(hidden)] if bn else []), nn.ReLU(),
                         *([nn.Dropout(p)] if p > 0 else [])]
     layers = [l for i in range(depth) for l in block(n_in if i == 0 else hidden)]

@@ -168,7 +168,7 @@ def subword_table(vocab_sz=(250, 500, 1000, 2000), # sentencepiece sizes to trai
 _OPT_FUNCS = {'adam': Adam, 'sgd_mom': partial(SGD, mom=0.9), 'sgd': SGD}
 _TOKENIZERS = ('word', 'subword')
 
-def _lm_dls(toks, is_valid, vocab, bs, seq_len, seed, device):
+def _lm_dls(toks, is_valid, vocab, bs, seq_len, *, seed, device):
     "fastai language-model `DataLoaders` over token lists `toks`, numericalized with `vocab`"
     splits = [np.flatnonzero(~is_valid).tolist(), np.flatnonzero(is_valid).tolist()]
     dsets = Datasets(toks, [[Numericalize(vocab=vocab)]], splits=splits, dl_type=LMDataLoader)
@@ -176,13 +176,12 @@ def _lm_dls(toks, is_valid, vocab, bs, seq_len, seed, device):
     return dsets.dataloaders(bs=bs, seq_len=seq_len, num_workers=0, device=device)
 
 # %% ../nbs/10_vocab.ipynb #5ffa39ca
-def _check_run(tokenizer, min_freq, max_vocab, sub_vocab_sz, bs, words, emb_sz, n_hid, opt, n_batches, seed):
-    "All of `vocab_run`'s checks, before any tokenizing or training"
+def _check_run(tokenizer, opt, max_vocab, sub_vocab_sz, seed, **counts):
+    "All of `vocab_run`'s checks, before any tokenizing or training; `counts`: the integers >= 1, by name"
     check_choice('tokenizer', tokenizer, _TOKENIZERS); check_choice('opt', opt, tuple(_OPT_FUNCS))
     _check_max_vocab(max_vocab); _check_sub_vocab(sub_vocab_sz)
-    for name, v in dict(min_freq=min_freq, bs=bs, words=words, emb_sz=emb_sz, n_hid=n_hid, n_batches=n_batches).items():
-        check_int(name, v)
-    for name, v in dict(emb_sz=emb_sz, n_hid=n_hid).items(): check_int(name, v, hi=4096, why=' (a layer width)')
+    for name, v in counts.items(): check_int(name, v)
+    for name in ('emb_sz', 'n_hid'): check_int(name, counts[name], hi=4096, why=' (a layer width)')
     check_int('seed', seed, lo=0)
 
 def _tokens(tokenizer, sub_vocab_sz, source):
@@ -205,15 +204,16 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
               device=None, # where to train; CUDA if available when None
              )->MemRecorder:
     "Train a small AWD-LSTM language model for `n_batches` batches; the `MemRecorder` also gets `vocab_stats`"
-    _check_run(tokenizer, min_freq, max_vocab, sub_vocab_sz, bs, words, emb_sz, n_hid, opt, n_batches, seed)
+    _check_run(tokenizer, opt, max_vocab, sub_vocab_sz, seed, min_freq=min_freq, bs=bs, words=words, emb_sz=emb_sz,
+               n_hid=n_hid, n_batches=n_batches)
     dev = check_device(device)
     toks, is_valid, n_words = _tokens(tokenizer, sub_vocab_sz, source)
     num = Numericalize(min_freq=min_freq, max_vocab=max_vocab); num.setup(toks)
     n_tok = sum(len(d) for d in toks)
     seq_len = math.ceil(words * n_tok / n_words)
     check_host_memory(4 * bs * seq_len * len(num.vocab), 'bs and words', ' (a batch of logits: bs × seq_len × vocab)')
-    dls = _lm_dls(toks, is_valid, num.vocab, bs, seq_len, seed, dev)
-    rec = _fit_lm(dls, emb_sz, n_hid, opt, budget, n_batches, seed)
+    dls = _lm_dls(toks, is_valid, num.vocab, bs, seq_len, seed=seed, device=dev)
+    rec = _fit_lm(dls, emb_sz, n_hid, opt, budget=budget, n_batches=n_batches, seed=seed)
     rec.vocab_stats = dict(tokenizer=tokenizer, vocab_sz=len(num.vocab), seq_len=seq_len, tokens_per_batch=bs * seq_len,
                            corpus_tokens=n_tok, tokens_per_word=n_tok / n_words, batches_per_epoch=len(dls.train),
                            unk_share=_unk_share(Counter(w for d in toks for w in d), num.vocab),
@@ -221,7 +221,7 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
     return rec
 
 # %% ../nbs/10_vocab.ipynb #12cdbddc
-def _fit_lm(dls, emb_sz, n_hid, opt, budget, n_batches, seed):
+def _fit_lm(dls, emb_sz, n_hid, opt, *, budget, n_batches, seed):
     torch.manual_seed(seed)
     cfg = dict(awd_lstm_lm_config, emb_sz=emb_sz, n_hid=n_hid, n_layers=2)
     learn = language_model_learner(dls, AWD_LSTM, config=cfg, pretrained=False, opt_func=_OPT_FUNCS[opt])
