@@ -500,6 +500,7 @@ def _card(budget)->tuple:
 class CardVerdict:
     "A CUDA plan's steps replayed on a card: the figures that decide an OOM, each labelled with how it is known"
     card: str; capacity: int; allocated: int; reserved: int; outside: dict; fits: bool; conf: str = ''
+    # reserved: the replay's peak; where it ran out, the peak it reaches without a limit (what the steps would need)
     oom: str = field(default=None, repr=False)  # CUDA's message, emulated, where the replay ran out
     @property
     def total(self)->int: return self.reserved + sum(self.outside.values())
@@ -508,9 +509,10 @@ class CardVerdict:
         return (f"on {self.card} ({fmt_bytes(self.capacity)} as torch reports it{', ' + self.conf if self.conf else ''}): "
                 f"{'fits' if self.fits else 'does NOT fit'}\n"
                 f"  predicted CUDA allocated {fmt_bytes(self.allocated)}\n"
-                f"  emulated CUDA reserved   {fmt_bytes(self.reserved)} (two steps replayed, 2 cuBLAS workspaces cited)\n"
+                f"  emulated CUDA reserved   {fmt_bytes(self.reserved)} (two steps replayed, 2 cuBLAS workspaces cited"
+                f"{'; needed, uncapped: the replay ran out' if self.oom else ''})\n"
                 f"  + context (cited, not measured) {fmt_bytes(sum(self.outside.values()))} = {fmt_bytes(self.total)}"
-                f"{' (ran out)' if self.oom else ''}  [{ctx}]\n"
+                f"  [{ctx}]\n"
                 "  not modelled: cuDNN workspaces, other streams and processes")
 
 # %% ../nbs/09_fake_step.ipynb #v3rd1c07
@@ -524,9 +526,10 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
     label, conf = (conf.strip() if isinstance(conf, str) else ''), parse_alloc_conf(conf)  # refused before any work
     name, cap, outside, ws = _card(budget)
     out = sum(outside.values())
-    r = replay([(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events, max(cap - out, 0), conf, out)
-    return CardVerdict(name, cap, self.peak, r.reserved_peak, outside, r.fits, label,
-                       None if r.fits else r.oom['message'])
+    events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
+    r = replay(events, max(cap - out, 0), conf, out)
+    need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
+    return CardVerdict(name, cap, self.peak, need, outside, r.fits, label, None if r.fits else r.oom['message'])
 
 @patch
 def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` ('T4', 'A100-80')
