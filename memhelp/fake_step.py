@@ -506,7 +506,8 @@ class CardVerdict:
     def total(self)->int: return self.reserved + sum(self.outside.values())
     def __repr__(self):
         ctx = '; '.join(self.outside)
-        return (f"on {self.card} ({fmt_bytes(self.capacity)} as torch reports it{', ' + self.conf if self.conf else ''}): "
+        conf = f", {self.conf}" if self.conf else ''
+        return (f"on {self.card} ({fmt_bytes(self.capacity)} as torch reports it{conf}): "
                 f"{'fits' if self.fits else 'does NOT fit'}\n"
                 f"  predicted CUDA allocated {fmt_bytes(self.allocated)}\n"
                 f"  emulated CUDA reserved   {fmt_bytes(self.reserved)} (two steps replayed, 2 cuBLAS workspaces cited"

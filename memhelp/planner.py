@@ -224,7 +224,8 @@ def _options_table(rows:list, **attrs)->pd.DataFrame:
 # %% ../nbs/20_planner.ipynb #4762b382
 def _row(kind, settings, p, on, conf)->dict:
     "One row of `plan_options`: a CUDA plan decided by the allocator's replay, with its reserved and total beside"
-    if p.events is None: return dict(technique=kind, settings=settings, peak=p.peak, fits=p.fits(on), cost=_COSTS[kind])
+    if p.events is None:
+        return dict(technique=kind, settings=settings, peak=p.peak, fits=p.fits(on), cost=_COSTS[kind])
     v = p.on_card(on, conf)
     return dict(technique=kind, settings=settings, peak=p.peak, reserved=v.reserved, with_context=v.total, fits=v.fits,
                 cost=_COSTS[kind], verdict=v)
@@ -326,8 +327,8 @@ def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='c
     alone = (f"\n(strategy {strategy} ignored: one device has nothing to shard; give n_gpus 2 or more)"
              if n_gpus == 1 and strategy != 'ddp' else '')
     v = df.attrs.get('verdict')
-    card = ('' if v is None else f"\n{v!r}\n(verdict made on the replay; table: peak = predicted CUDA allocated, reserved "
-            "= emulated CUDA reserved, with_context = reserved + the cited context)")
+    card = ('' if v is None else f"\n{v!r}\n(verdict made on the replay; table: peak = predicted CUDA allocated, "
+            "reserved = emulated CUDA reserved, with_context = reserved + the cited context)")
     return (f"{model} at {shape}, batch {bs}{where}, {precision}, {opt}: peak "
             f"{fmt_bytes(df.peak.iloc[df.technique.tolist().index('as is')])}, {verdict} in {fmt_bytes(b)} "
             f"({df.attrs['label']}"
