@@ -98,7 +98,7 @@ def measure_memory(self:Learner, bs:int=None, precision:str=None, **kwargs)->Mem
 
 # %% ../nbs/20_planner.ipynb #baea182b
 @patch
-def max_batch_size(self:Learner, budget, # device memory: bytes or e.g. '16GB'
+def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
                    limit:int=2**16, # largest batch size considered
                    **kwargs, # `precision`, `checkpoint`, `n_gpus`, `strategy`, `batch` as in `predict_memory`
                   )->int:
@@ -275,7 +275,7 @@ plan = plan_options  # the name before memhelp 0.2's rooms: three things were ca
 
 # %% ../nbs/20_planner.ipynb #c0da0010
 @patch
-def plan_options(self:Learner, budget, # device memory: bytes or e.g. '16GB'
+def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
          target_bs:int=None, # the (effective) batch size you want; the training DataLoader's when None
          **kwargs, # `precision`, `device`, `batch` as in `predict_memory`
         )->pd.DataFrame:
