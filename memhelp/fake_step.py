@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import copy, logging, os, weakref, warnings
+import copy, logging, os, re, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -18,16 +18,19 @@ from fastcore.basics import patch
 from fastai.torch_core import to_float
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
-from .core import track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory
+from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
+                          state_tensors)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed)
 from .cuda_emulation import autocast_for, target_kernels
+from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
+                               cublas_workspace_bytes, parse_alloc_conf, format_size)
 
 # %% auto #0
 __all__ = ['plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels', 'clear_caches', 'predict_memory',
-           'measure_memory']
+           'measure_memory', 'CardVerdict']
 
 # %% ../nbs/09_fake_step.ipynb #4a4d6933
 def _default_loss(pred, *yb):
@@ -94,19 +97,20 @@ class MemPlan:
     device: str = 'cpu'  # the device the step is for: 'cpu' or 'cuda'
     trace: object = field(default=None, repr=False, compare=False)  # the attributed step (`attribute=True`), else None
     ranks: list = None  # every rank's peak, when measured on `n_gpus` processes
+    reserved: int = None  # emulated CUDA reserved peak over two steps (`memhelp.allocator.replay`); None: not a CUDA plan
+    events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
     def label(self)->str:
         if self.device == 'cuda': return ('' if self.measured else 'predicted ') + 'CUDA allocated bytes'
         return ('' if self.measured else 'predicted ') + memory_label('cpu')
-    def fits(self, budget)->bool:
-        "Whether the peak is within `budget` (bytes or e.g. '16GB')"
-        return self.peak <= parse_bytes(budget)
     def __repr__(self):
         parts = ', '.join(f'{k} {fmt_bytes(getattr(self, k))}' for k in _PLAN_PARTS if getattr(self, k))
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
-        return f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
+        res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
+        return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
+                + res)
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -180,7 +184,7 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
-def _step_peak(model, opt, spec:StepSpec, known=None)->tuple:
+def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None)->tuple:
     "(bytes `model` holds at the start, tracked peak, trace) of a steady `fastai_step` of `spec`; fake with `known`"
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
@@ -189,16 +193,41 @@ def _step_peak(model, opt, spec:StepSpec, known=None)->tuple:
     with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): pred = _forward(model, xb)
     specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
     del xb, yb, pred
+    if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
     with (attribute_memory(model, opt, device=dev, round_to=rnd) if spec.attribute else
-          track_memory(dev, round_to=rnd)) as tr:
+          track_memory(dev, round_to=rnd, observer=rec)) as tr:
         held = tr.adopt(held_tensors(model))
+        if rec is not None:  # then the gradients and the optimizer's state; the step starts here
+            rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)]); rec.start = len(rec.events)
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
         if spec.attribute: tr.attribution.mark(tensors_in([xb, yb, previous]), 'batch', '(batch)')
         fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp); del xb, yb
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
     return held, tr.peak - int(state), tr
+
+# %% ../nbs/09_fake_step.ipynb #v3rd1c02
+def _steady_trace(events:list, start:int)->list:
+    "Two steps from the trace of one: `events[:start]` is the state alive before it, the rest is the step"
+    alive = {}
+    for k, n in events[:start]: alive[k] = n
+    names, out, freed = {k: k for k in alive}, [], []
+    for k, n in events[start:]:
+        name = names.get(k)
+        if name is None: name = names[k] = ('step 2', len(out))  # a storage made in step 1: a fresh one in step 2
+        if n == 0:
+            del names[k]
+            if name in alive: freed.append(name)
+        out.append((name, n))
+    left = [k for k, name in names.items() if name not in alive]  # step 1's storages alive at its end (raw keys)
+    sizes = {k: n for k, n in events[start:]}
+    same = sorted(alive[k] for k in freed) == sorted(sizes[k] for k in left)
+    by_size = {}
+    for k in sorted(left, key=lambda k: sizes[k]): by_size.setdefault(sizes[k], []).append(k)
+    swap = {k: by_size[alive[k]].pop() for k in sorted(freed, key=lambda k: alive[k])} if same else {}
+    out = [(swap.get(k, k), n) for k, n in out if k not in freed or same]  # unmatched: both stay (errs high)
+    return list(events) + [(STEP_END, 0)] + out + [(STEP_END, 0)]
 
 # %% ../nbs/09_fake_step.ipynb #243598da
 @contextmanager
@@ -293,13 +322,20 @@ _FAKE_FAILURES = (RuntimeError, NotImplementedError, TypeError, AssertionError)
 
 def _predict_one(spec:StepSpec)->MemPlan:
     "`predict_memory` on one device: a warm step of a shadow of the model on fake tensors"
+    cuda = spec.device.type == 'cuda'
+    rec = AllocRecorder() if cuda and not spec.attribute else None
     try:
         mode, shadow, o = _warm_shadow(spec)
         with mode, _KnownValues() as known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
-            with _failures_named(shadow, spec): held, peak, tr = _step_peak(shadow, o, spec, known)
+            with _failures_named(shadow, spec):
+                held, peak, tr = _step_peak(shadow, o, spec, known, rec)
+                if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
+                    rec = AllocRecorder(); _step_peak(shadow, o, replace(spec, attribute=False), known, rec)
             mm = model_memory(shadow, o, round_to=spec.round_to)
     except _FAKE_FAILURES as e: raise _shadow_failed(spec.name, e) from e
-    return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None)
+    events = _steady_trace(rec.events, rec.start) if cuda else None
+    return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
+                    reserved=None if events is None else replay(events).reserved_peak)
 
 # %% ../nbs/09_fake_step.ipynb #8ba4a2b9
 def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
@@ -447,3 +483,62 @@ def plot(self:MemPlan, title:str=None, # the chart's title; the plan's summary w
     "Plot the step's timeline: memory by kind, phases shaded, the peak and its top modules named"
     title = title or f"{self.model} bs={self.bs} {self.precision} {self.opt}"
     return plot_timeline(self.timeline(), self.at_peak(), self.label, title, ax)
+
+# %% ../nbs/09_fake_step.ipynb #v3rd1c05
+def _card(budget)->tuple:
+    "(name, capacity, {part: bytes held outside the allocator}, one cuBLAS workspace) of a card name or a size"
+    if isinstance(budget, str) and not re.match(r'\s*[-+0-9.]', budget):
+        try: return budget, gpu_capacity(budget), outside_allocator(budget), cublas_workspace_bytes(budget)
+        except ValueError as e: raise ValueError(f"budget: neither a size (e.g. '16GB') nor a card: {e}") from None
+    cap, cards = parse_bytes(budget), gpu_table().gpu
+    if cap <= 0: raise ValueError(f"budget: must be a positive size such as 16GB, got {budget!r}")
+    ctx = max((outside_allocator(g) for g in cards), key=lambda d: sum(d.values()))  # the largest cited context
+    return fmt_bytes(cap), cap, ctx, max(cublas_workspace_bytes(g) for g in cards)
+
+# %% ../nbs/09_fake_step.ipynb #v3rd1c06
+@dataclass
+class CardVerdict:
+    "A CUDA plan's steps replayed on a card: the figures that decide an OOM, each labelled with how it is known"
+    card: str; capacity: int; allocated: int; reserved: int; outside: dict; fits: bool; conf: str = ''
+    # reserved: the replay's peak; where it ran out, the peak it reaches without a limit (what the steps would need)
+    oom: str = field(default=None, repr=False)  # CUDA's message, emulated, where the replay ran out
+    @property
+    def total(self)->int: return self.reserved + sum(self.outside.values())
+    def __repr__(self):
+        ctx = '; '.join(self.outside)
+        conf = f", {self.conf}" if self.conf else ''
+        return (f"on {self.card} ({fmt_bytes(self.capacity)} as torch reports it{conf}): "
+                f"{'fits' if self.fits else 'does NOT fit'}\n"
+                f"  predicted CUDA allocated {fmt_bytes(self.allocated)}\n"
+                f"  emulated CUDA reserved   {fmt_bytes(self.reserved)} (two steps replayed, 2 cuBLAS workspaces cited"
+                f"{'; needed, uncapped: the replay ran out' if self.oom else ''})\n"
+                f"  + context (cited, not measured) {fmt_bytes(sum(self.outside.values()))} = {fmt_bytes(self.total)}"
+                f"  [{ctx}]\n"
+                "  not modelled: cuDNN workspaces, other streams and processes")
+
+# %% ../nbs/09_fake_step.ipynb #v3rd1c07
+@patch
+def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), or bytes / e.g. '16GB'
+            conf=None, # `PYTORCH_CUDA_ALLOC_CONF` settings, e.g. 'expandable_segments:True'
+           )->CardVerdict:
+    "This CUDA plan's steps replayed under what `budget` leaves the caching allocator, with cuBLAS workspaces first"
+    if self.events is None:
+        raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
+    label, conf = (conf.strip() if isinstance(conf, str) else ''), parse_alloc_conf(conf)  # refused before any work
+    name, cap, outside, ws = _card(budget)
+    out = sum(outside.values())
+    events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
+    r = replay(events, max(cap - out, 0), conf, out)
+    need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
+    return CardVerdict(name, cap, self.peak, need, outside, r.fits, label, None if r.fits else r.oom['message'])
+
+@patch
+def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` ('T4', 'A100-80')
+         conf=None, # CUDA plans: `PYTORCH_CUDA_ALLOC_CONF` settings
+        )->bool:
+    "Whether the step fits in `budget`: a CUDA plan by the allocator's replay (`on_card`), others by their peak"
+    if self.events is not None: return self.on_card(budget, conf).fits
+    _, cap, outside, ws = _card(budget)
+    if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
+        return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
+    return self.peak <= cap

@@ -19,6 +19,7 @@ from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .explorer import display_in_kernel
 from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget
+from .allocator import gpu_capacity, parse_alloc_conf
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
@@ -97,7 +98,7 @@ def measure_memory(self:Learner, bs:int=None, precision:str=None, **kwargs)->Mem
 
 # %% ../nbs/20_planner.ipynb #baea182b
 @patch
-def max_batch_size(self:Learner, budget, # device memory: bytes or e.g. '16GB'
+def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
                    limit:int=2**16, # largest batch size considered
                    **kwargs, # `precision`, `checkpoint`, `n_gpus`, `strategy`, `batch` as in `predict_memory`
                   )->int:
@@ -114,23 +115,24 @@ def _budget(budget)->int:
     if isinstance(budget, str) and re.fullmatch(r'\s*[-+]?[0-9.]+\s*', budget):
         if float(budget) <= 0: raise ValueError(f"budget: must be a positive size such as 16GB, got {budget!r}")
         raise ValueError(f"budget: {budget.strip()}: add a unit, e.g. {budget.strip()}GB or {budget.strip()}GiB")
+    if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget):  # a card of `memhelp.allocator.gpu_table()`
+        try: return gpu_capacity(budget)
+        except ValueError as e: raise ValueError(f"budget: neither a size (e.g. '16GB') nor a card: {e}") from None
     return check_budget(budget)
 
+def _alloc_conf(conf):
+    "`conf` for the allocator's replay, refused before any work when malformed"
+    try: parse_alloc_conf(conf)
+    except ValueError as e: raise ValueError(f"alloc_conf: {e}") from None
+    return conf
+
+def _on(budget):
+    "What a plan's `fits` and `on_card` take: the card's name, or the budget in bytes"
+    return budget.strip() if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget) else _budget(budget)
+
 # %% ../nbs/20_planner.ipynb #3ebee08a
-def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
-                   input_shape:tuple, # one sample's shape
-                   budget, # device memory: bytes or e.g. '16GB'
-                   limit:int=2**16, # largest batch size considered
-                   **kwargs, # `precision`, `opt`, `checkpoint`, `n_gpus`, `strategy` as in `predict_memory`
-                  )->int:
-    "The largest batch size whose predicted peak fits in `budget` (0 if none), from predictions only"
-    # bisection makes each candidate's integer targets for real: bound it (2**24 samples is 128 MiB of int64 labels)
-    budget, limit = _budget(budget), check_int('limit', limit, hi=2**24)
-    if 'n_acc' in kwargs:
-        raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
-                         "fewest micro-batches")
-    if isinstance(model, str): model = named_model(model)
-    peak = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs).peak)
+def _largest_by_peak(peak, budget:int, limit:int)->int:
+    "The largest batch size in 1..`limit` whose `peak(bs)` is within `budget` (0 if none)"
     if peak(1) > budget: return 0
     if peak(limit) <= budget: return limit
     (x0, p0), lo, hi = (1, peak(1)), 1, limit  # peak(lo) fits, peak(hi) does not
@@ -145,8 +147,34 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
         else: hi = guess
     return lo
 
+def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
+                   input_shape:tuple, # one sample's shape
+                   budget, # device memory: bytes or e.g. '16GB'; or a card such as 'T4' (see `gpu_table`)
+                   limit:int=2**16, # largest batch size considered
+                   alloc_conf:str=None, # device='cuda': `PYTORCH_CUDA_ALLOC_CONF` settings for the allocator's replay
+                   **kwargs, # `precision`, `opt`, `checkpoint`, `n_gpus`, `strategy`, `device` as in `predict_memory`
+                  )->int:
+    "The largest batch size that fits in `budget` (0 if none), from predictions only; for CUDA, by the allocator's replay"
+    # bisection makes each candidate's integer targets for real: bound it (2**24 samples is 128 MiB of int64 labels)
+    b, limit, alloc_conf = _budget(budget), check_int('limit', limit, hi=2**24), _alloc_conf(alloc_conf)
+    if 'n_acc' in kwargs:
+        raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
+                         "fewest micro-batches")
+    if isinstance(model, str): model = named_model(model)
+    plan = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs))
+    lo = _largest_by_peak(lambda bs: plan(bs).peak, b, limit)
+    if lo == 0 or plan(lo).events is None or plan(lo).fits(_on(budget), alloc_conf): return lo
+    hi, lo = lo, 0  # allocated fits, the replay does not (segments, context): the largest batch the replay lets fit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if plan(mid).fits(_on(budget), alloc_conf): lo = mid
+        else: hi = mid
+    return lo
+
 # %% ../nbs/20_planner.ipynb #6c16180b
-_COSTS = {'as is': 'nothing', 'bf16': 'needs bf16 hardware (else fp16 with loss scaling); tiny accuracy effect',
+_COSTS = {'as is': 'nothing',
+          'expandable_segments': 'nothing: an allocator setting (set before the first CUDA allocation)',
+          'bf16': 'needs bf16 hardware (else fp16 with loss scaling); tiny accuracy effect',
           'sgd_mom': 'one state buffer instead of two; retune the learning rate',
           'accumulate': ('n_acc forward/backward passes per update: same samples, more steps; '
                          'BatchNorm sees micro-batches'),
@@ -166,20 +194,20 @@ def _predictor(model, input_shape, bs, **common):
     return predict
 
 # %% ../nbs/20_planner.ipynb #6d89bbba
-def _fewest_micro_batches(predict, bs, budget, **kw):
-    "The smallest n_acc dividing `bs` whose prediction fits, or None"
+def _fewest_micro_batches(predict, bs, fit, **kw):
+    "The smallest n_acc dividing `bs` whose prediction fits (`fit(plan)`), or None"
     for n in (d for d in range(2, bs + 1) if bs % d == 0):
         try: p = predict(n_acc=n, **kw)
         except ValueError: continue  # a micro-batch the model cannot take (BatchNorm needs two samples)
-        if p.peak <= budget: return n
+        if fit(p): return n
     return None
 
-def _largest_size(predict, input_shape, budget):
+def _largest_size(predict, input_shape, fit):
     "Three quarters or half of the image side (multiples of 8), whichever is larger and fits, or None"
     c, h, w = input_shape
     for side in sorted({max(8, round(min(h, w) * f / 8) * 8) for f in (0.75, 0.5)}, reverse=True):
         try:
-            if predict((c, side, side)).peak <= budget: return side
+            if fit(predict((c, side, side))): return side
         except ValueError: return None  # a model of one fixed input size (a ViT) cannot take smaller images
     return None
 
@@ -194,43 +222,60 @@ def _options_table(rows:list, **attrs)->pd.DataFrame:
     return df.reset_index(drop=True)
 
 # %% ../nbs/20_planner.ipynb #4762b382
+def _row(kind, settings, p, on, conf)->dict:
+    "One row of `plan_options`: a CUDA plan decided by the allocator's replay, with its reserved and total beside"
+    if p.events is None:
+        return dict(technique=kind, settings=settings, peak=p.peak, fits=p.fits(on), cost=_COSTS[kind])
+    v = p.on_card(on, conf)
+    return dict(technique=kind, settings=settings, peak=p.peak, reserved=v.reserved, with_context=v.total, fits=v.fits,
+                cost=_COSTS[kind], verdict=v)
+
 def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
          input_shape:tuple, # one sample's shape; None with `batch=`
-         budget, # device memory: bytes or e.g. '16GB'
+         budget, # device memory: bytes or e.g. '16GB'; or a card such as 'T4' (see `gpu_table`)
          target_bs:int, # the (effective) batch size you want
          precision:str='fp32', # the run as planned now
          opt='adam', # the optimizer as planned now: a name, or a fastai `opt_func`
+         alloc_conf:str=None, # device='cuda': `PYTORCH_CUDA_ALLOC_CONF` settings for the allocator's replay
          **kwargs, # `batch`, `loss_func`, `splitter`, `n_inp`, `device`, `n_gpus`, `strategy` as in `predict_memory`
         )->pd.DataFrame:
-    "Predicted peak of each way to train with batch `target_bs` in `budget`, with its cost"
-    budget, name = _budget(budget), model if isinstance(model, str) else type(model).__name__
+    "Each way to train with batch `target_bs` in `budget`, with its cost: CUDA plans decided by the allocator's replay"
+    b, name, conf = _budget(budget), model if isinstance(model, str) else type(model).__name__, _alloc_conf(alloc_conf)
     if isinstance(model, str): model = named_model(model)
-    predict, rows = _predictor(model, input_shape, target_bs, **kwargs), []
+    predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)
+    fit = lambda p: _row('as is', '', p, on, conf)['fits']
     def add(kind, settings, **kw):
         p = predict(**{'precision': precision, 'opt': opt, **kw})
-        rows.append(dict(technique=kind, settings=settings, peak=p.peak, fits=p.peak <= budget, cost=_COSTS[kind]))
+        rows.append(_row(kind, settings, p, on, conf))
         return p
-    label = add('as is', f'bs={target_bs} {precision} {opt_name(opt)}').label
+    asis = add('as is', f'bs={target_bs} {precision} {opt_name(opt)}')
+    if not rows[0]['fits'] and asis.events is not None and not conf:  # fragmentation: expandable segments may do
+        if (v := asis.on_card(on, 'expandable_segments:True')).fits:
+            rows.append({**rows[0], 'technique': 'expandable_segments', 'settings':
+                         'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True', 'reserved': v.reserved,
+                         'with_context': v.total, 'fits': True, 'cost': _COSTS['expandable_segments'], 'verdict': v})
     if precision == 'fp32': add('bf16', 'precision=bf16', precision='bf16')
     if opt_name(opt).lower() == 'adam': add('sgd_mom', 'opt=sgd_mom', opt='sgd_mom')
-    n = _fewest_micro_batches(predict, target_bs, budget, precision=precision, opt=opt)
+    n = _fewest_micro_batches(predict, target_bs, fit, precision=precision, opt=opt)
     if n: add('accumulate', f'n_acc={n} (micro-batch {target_bs // n})', n_acc=n)
     alone = any(r['fits'] for r in rows[1:])  # the combination only when no single lever is enough
     both = precision == 'fp32' and not alone
-    if both and (nb := _fewest_micro_batches(predict, target_bs, budget, precision='bf16', opt=opt)):
+    if both and (nb := _fewest_micro_batches(predict, target_bs, fit, precision='bf16', opt=opt)):
         add('bf16 + accumulate', f'bf16, n_acc={nb}', precision='bf16', n_acc=nb)
     if checkpoint_parts(model): add('checkpoint', 'checkpoint=2 segments per block', checkpoint=2)
     if input_shape is not None and len(input_shape) == 3 and (side := _largest_size(
-            lambda s: predict(s, precision=precision, opt=opt), input_shape, budget)):
+            lambda s: predict(s, precision=precision, opt=opt), input_shape, fit)):
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))
-    return _options_table(rows, model=name, budget=budget, target_bs=target_bs, label=label)
+    verdict = rows[0].pop('verdict', None)
+    for r in rows: r.pop('verdict', None)
+    return _options_table(rows, model=name, budget=b, target_bs=target_bs, label=asis.label, verdict=verdict)
 
 # %% ../nbs/20_planner.ipynb #786705df
 plan = plan_options  # the name before memhelp 0.2's rooms: three things were called "plan"
 
 # %% ../nbs/20_planner.ipynb #c0da0010
 @patch
-def plan_options(self:Learner, budget, # device memory: bytes or e.g. '16GB'
+def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
          target_bs:int=None, # the (effective) batch size you want; the training DataLoader's when None
          **kwargs, # `precision`, `device`, `batch` as in `predict_memory`
         )->pd.DataFrame:
@@ -260,27 +305,35 @@ def plot_plan(df:pd.DataFrame, # the table from `plan_options`
 # %% ../nbs/20_planner.ipynb #1618ff12
 def _budget_read(budget, b:int)->str:
     "How the CLI read `budget`: its bytes, in GiB too, and which unit family was taken"
+    if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget):
+        return f"the card {budget.strip()}: {b:,} bytes = {fmt_bytes(b)}, its capacity as torch reports it (gpu_table)"
     decimal = isinstance(budget, str) and re.search(r'[kmgt]b\s*$', budget.lower()) is not None
     return f"{budget} = {b:,} bytes = {fmt_bytes(b)}" + ('; GB counts 10^9 bytes, GiB 2^30' if decimal else '')
 
-def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='cuda', n_gpus=1, strategy='ddp')->str:
+def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='cuda', n_gpus=1, strategy='ddp',
+                alloc_conf=None)->str:
     "The CLI's answer, checked and formatted"
-    check_int('size', size); b = _budget(budget)
+    check_int('size', size); b, alloc_conf = _budget(budget), _alloc_conf(alloc_conf)
     shape = (size,) if model == 'lstm_lm' else (3, size, size)
-    df = plan_options(model, shape, b, bs, precision, opt, device=device, n_gpus=n_gpus, strategy=strategy)
+    df = plan_options(model, shape, budget, bs, precision, opt, alloc_conf, device=device, n_gpus=n_gpus,
+                      strategy=strategy)
     verdict = 'fits' if df.set_index('technique').fits['as is'] else 'does NOT fit'
-    table = df.assign(peak=df.peak.map(fmt_bytes), saving=df.saving.map('{:.0%}'.format)).to_string(index=False)
+    sizes = {c: df[c].map(fmt_bytes) for c in ('peak', 'reserved', 'with_context') if c in df}
+    table = df.assign(**sizes, saving=df.saving.map('{:.0%}'.format)).to_string(index=False)
     best = df[df.fits & (df.technique != 'as is')].head(1)
     advice = (f"\nTry first: {best.technique.item()} ({best.settings.item()})."
               if verdict != 'fits' and len(best) else '')
     where = f" per device, {n_gpus} devices ({strategy.upper()})" if n_gpus > 1 else ''
     alone = (f"\n(strategy {strategy} ignored: one device has nothing to shard; give n_gpus 2 or more)"
              if n_gpus == 1 and strategy != 'ddp' else '')
+    v = df.attrs.get('verdict')
+    card = ('' if v is None else f"\n{v!r}\n(verdict made on the replay; table: peak = predicted CUDA allocated, "
+            "reserved = emulated CUDA reserved, with_context = reserved + the cited context)")
     return (f"{model} at {shape}, batch {bs}{where}, {precision}, {opt}: peak "
             f"{fmt_bytes(df.peak.iloc[df.technique.tolist().index('as is')])}, {verdict} in {fmt_bytes(b)} "
             f"({df.attrs['label']}"
-            + ('; CUDA adds its context, workspaces and caching on top' if device == 'cuda' else '')
-            + f")\nbudget read as {_budget_read(budget, b)}{alone}\n\n{table}{advice}")
+            + ('; the verdict replays two steps through the CUDA caching allocator model' if v is not None else '')
+            + f")\nbudget read as {_budget_read(budget, b)}{alone}{card}\n\n{table}{advice}")
 
 # %% ../nbs/20_planner.ipynb #5996ae6a
 def _option_values(argv:list, options=('--budget',))->list:
@@ -296,14 +349,15 @@ def _option_values(argv:list, options=('--budget',))->list:
 def _memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  size:Param("image side in pixels (sequence length for lstm_lm)", int)=224,
                  bs:Param("batch size you want", int)=64,
-                 budget:Param("GPU memory, e.g. 16GB or 24GiB", str)='16GB',
+                 budget:Param("GPU memory, e.g. 16GB or 24GiB, or a card: T4, L4, A100-80, H100-80...", str)='16GB',
                  precision:Param("fp32, bf16 or fp16", str)='fp32',
                  opt:Param("adam, sgd or sgd_mom", str)='adam',
                  device:Param("cuda (CUDA's kernels and allocator, emulated) or cpu", str)='cuda',
                  n_gpus:Param("devices the run is spread over (the batch size is per device)", int)=1,
-                 strategy:Param("ddp or fsdp, with n_gpus > 1", str)='ddp'):
+                 strategy:Param("ddp or fsdp, with n_gpus > 1", str)='ddp',
+                 alloc_conf:Param("PYTORCH_CUDA_ALLOC_CONF to plan with, e.g. expandable_segments:True", str)=None):
     "Will it fit? Predict a training step's peak memory and rank the ways to make it fit"
-    try: print(_cli_answer(model, size, bs, budget, precision, opt, device, n_gpus, strategy))
+    try: print(_cli_answer(model, size, bs, budget, precision, opt, device, n_gpus, strategy, alloc_conf))
     except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
 
 # %% ../nbs/20_planner.ipynb #2cbffab0
