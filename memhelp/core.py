@@ -22,8 +22,9 @@ from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_t
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget', 'check_bool',
            'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes', 'fmt_bytes',
-           'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory',
-           'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'live_tracked_bytes',
+           'check_allocator', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory', 'release_memory',
+           'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -651,8 +652,11 @@ def _end_cuda(trace):
             t._peak_abs, t._window_abs = max(t._peak_abs, trace._peak_abs), max(t._window_abs, trace._peak_abs)
 
 # %% ../nbs/00_core.ipynb #83f8d117
-def _checked_allocator(allocator, budget, backend)->tuple:
-    "(allocator settings or None, budget in bytes): a card's name is the bytes its caching allocator may reserve"
+def check_allocator(allocator, # as for `track_memory`: None, True, or `PYTORCH_CUDA_ALLOC_CONF` settings
+                    budget, # as for `track_memory`: bytes, e.g. '16GB', or (with an allocator) a card's name
+                    backend:str='tracked', # the backend measuring: the allocator is emulated on 'tracked' only
+                   )->tuple:
+    "(allocator settings or None, budget in bytes), or a ValueError naming the argument; a card reads as its budget"
     if allocator is None or allocator is False: return None, check_budget(budget)
     if backend != 'tracked': raise ValueError("allocator: needs the 'tracked' backend (on CUDA, the real one decides)")
     if budget is None: raise ValueError("allocator: needs a budget, the bytes the caching allocator may reserve")
@@ -683,7 +687,7 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
     backend = _checked_backend(dev, backend, observer)
-    conf, budget = _checked_allocator(allocator, budget, backend)
+    conf, budget = check_allocator(allocator, budget, backend)
     check_int('round_to', round_to, hi=2**30)
     in_use, tensors = _checked_in_use(in_use)
     if check_bool('loader_internals', loader_internals) and backend != 'tracked':
