@@ -17,7 +17,8 @@ from fastai.callback.core import Callback, CancelFitException, CancelValidExcept
 from fastai.learner import Learner, save_model, load_model
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from .core import (MemTrace, track_memory, model_memory, state_tensors, optimizer_state, fmt_bytes, memory_label,
-                          OutOfMemoryError, release_memory, check_budget, check_device, check_int, check_bool)
+                          OutOfMemoryError, release_memory, check_budget, check_allocator, check_device, check_int,
+                          check_bool)
 from .peak import attribute_memory, peak_top, tensors_in
 
 # %% auto #0
@@ -46,12 +47,12 @@ class ClosingCallback(Callback):
         self.__dict__['_learn'] = learner
 
 # %% ../nbs/01_callback.ipynb #c07e0d01
-def _recorder_trace(learn, device, budget, attribute:bool):
-    "The context a `MemRecorder` measures `learn`'s fit with: plain tracking, or attribution (`memhelp.peak`)"
-    dev = device or learn.dls.device
-    if attribute: return attribute_memory(learn.model, learn.opt, device=dev, budget=budget)
+def _recorder_trace(learn, rec):
+    "The context `MemRecorder` `rec` measures `learn`'s fit with: plain tracking, or attribution (`memhelp.peak`)"
+    dev, budget, allocator = rec.device or learn.dls.device, rec.budget, rec.allocator
+    if rec.attribute: return attribute_memory(learn.model, learn.opt, device=dev, budget=budget, allocator=allocator)
     # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
-    return track_memory(dev, budget, in_use=state_tensors(learn.model, learn.opt))
+    return track_memory(dev, budget, in_use=state_tensors(learn.model, learn.opt), allocator=allocator)
 
 # %% ../nbs/01_callback.ipynb #c07e0d05
 def _phase_row(learn, phase, base:int, cur:int, window_peak:int)->dict:
@@ -75,17 +76,18 @@ class MemRecorder(ClosingCallback):
                  device=None, # device to measure; the `DataLoaders`' device when None
                  n_batches:int|None=None, # stop `fit` after this many optimizer steps (batches, or accumulated groups)
                  attribute:bool=False, # also know each phase peak's module and kind (`memhelp.peak`; slower)
+                 allocator=None, # run out where CUDA's caching allocator would: True or its settings (`track_memory`)
                 ):
         if n_batches is not None: check_int('n_batches', n_batches)
-        check_budget(budget); check_bool('attribute', attribute)  # refused here, not inside `fit`
+        check_allocator(allocator, budget); check_bool('attribute', attribute)  # refused here, not inside `fit`
         if device is not None: check_device(device)
-        self.budget,self.device,self.n_batches,self.attribute = budget,device,n_batches,attribute
+        self.budget,self.device,self.n_batches,self.attribute,self.allocator = budget,device,n_batches,attribute,allocator
         self.rows, self.trace, self._adopted = [], None, 0
 
     def before_fit(self):
         self.close()  # a fit that raised leaves its trace open: close it first
         self.rows, self._base, self._count = [], model_memory(self.learn.model, self.learn.opt), 0
-        self.trace = self.hold(_recorder_trace(self.learn, self.device, self.budget, self.attribute))
+        self.trace = self.hold(_recorder_trace(self.learn, self))
         if self.attribute: self._adopted, self._row = self.trace.current, 0  # the state counted from the start
 
     def before_batch(self): self._set_kind(tensors_in([self.xb, self.yb]), 'batch', '(batch)')
@@ -223,15 +225,16 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
                 budget=None, # emulated memory limit, bytes or e.g. '512MiB'
                 show_plot:bool=True, # plot the recording
                 attribute:bool=False, # also know the module and kind at each phase's peak, and plot the timeline
+                allocator=None, # run out where CUDA's caching allocator would: True or its settings (`track_memory`)
                )->MemRecorder:
     "Record memory over `n_batches` training batches, then restore weights and optimizer"
     # the data is cycled to make up the batches: bound it, a profile needs a few
     check_int('n_batches', n_batches, hi=10_000, why=' (a profile records every phase of every batch)')
-    check_budget(budget)  # before anything runs
+    check_allocator(allocator, budget)  # before anything runs
     if len(self.dls.train) == 0:
         raise ValueError("mem_profile: the training DataLoader yields no batch (is bs larger than the dataset with "
                          "drop_last?)")
-    rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute)
+    rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute, allocator=allocator)
     n_epoch = math.ceil(n_batches / len(self.dls.train))
     try: _fit_restored(self, n_epoch, [rec, _SkipValid()], lambda e: _stopped_at(rec, e))
     finally: self.mem_recorder = rec  # kept: fastai takes the callback's attribute away as it detaches it

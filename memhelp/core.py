@@ -17,12 +17,14 @@ from torch.utils._python_dispatch import (TorchDispatchMode, is_traceable_wrappe
 from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter, _SingleProcessDataLoaderIter
 from torch.utils._pytree import tree_flatten
 from torch._subclasses.fake_tensor import FakeTensor
+from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_table, device_budget
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget', 'check_bool',
            'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes', 'fmt_bytes',
-           'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'live_tracked_bytes', 'track_memory',
-           'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'live_tracked_bytes',
+           'check_allocator', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory', 'release_memory',
+           'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -292,18 +294,21 @@ class _StorageBook:
         self.nbytes,self.charged = {},{}  # id(storage) -> bytes counted in `current`, or charged as already in use
         self.current = self.peak = self.window_peak = self.outside = 0  # outside: what `charge` counts against budget
         self.observer = None  # `memhelp.peak`'s attribution: told of every change in `current`, when set
+        self.alloc = None  # an `_AllocatorBook` when the budget is decided as CUDA's caching allocator would
 
     def _release(self, key):
         n = self.nbytes.pop(key, 0)
         self.current -= n
         if n and self.observer is not None: self.observer.grew(key, -n, None)
         self.outside -= self.charged.pop(key, 0)
+        if self.alloc is not None: self.alloc.set(key, 0)
 
     def charge(self, sizes:dict):
         "Count storages alive before the block against the budget (id -> bytes), until they are freed"
         for key, n in sizes.items():
             if key in self.charged or key in self.nbytes: continue
             self.charged[key] = n; self.outside += n
+            if self.alloc is not None: self.alloc.set(key, n)
             if key in _LIVE: _LIVE[key].trackers.append(self)
 
     def stop(self):
@@ -331,6 +336,7 @@ class _StorageCounter(_StorageBook):
         n = round_up(st.nbytes(), self.round_to)  # re-read each time: `resize_` and `out=` kernels grow storages
         self.current += n - old
         if n != old and self.observer is not None: self.observer.grew(key, n - old, t)
+        if n != old and self.alloc is not None: self.alloc.set(key, n)
         self.nbytes[key] = _LIVE[key].nbytes = n
 
     def _resized(self, key, nbytes):
@@ -340,6 +346,7 @@ class _StorageCounter(_StorageBook):
         n = round_up(nbytes, self.round_to)
         self.current += n - old; self.nbytes[key] = _LIVE[key].nbytes = n
         if n != old and self.observer is not None: self.observer.grew(key, n - old, None)
+        if n != old and self.alloc is not None: self.alloc.set(key, n)
         self.peak, self.window_peak = max(self.peak, self.current), max(self.window_peak, self.current)
 
 # %% ../nbs/00_core.ipynb #297d1916
@@ -371,6 +378,7 @@ class _BatchCounter(_StorageCounter):
         if self.observer is not None: self.observer.op_done(func, self.current)
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
+        if self.alloc is not None: return self.alloc.error is not None  # the allocator's verdict, not the bytes
         return self.budget is not None and self.current + self.outside > self.budget
 
     def _keep_failed(self, before)->tuple:
@@ -379,6 +387,20 @@ class _BatchCounter(_StorageCounter):
         for key in self.nbytes:
             if key in _LIVE: _LIVE[key].failed = session
         return self.current, self.current - before
+
+# %% ../nbs/00_core.ipynb #459f9352
+class _AllocatorBook:
+    "The blocks a tracker's storages would take in PyTorch's CUDA caching allocator (`memhelp.allocator`), one stream"
+    def __init__(self, capacity:int, conf:AllocConf):
+        self.model, self.blocks, self.error = CachingAllocatorModel(capacity, conf), {}, None
+
+    def set(self, key, nbytes:int):
+        "Storage `key` now holds `nbytes`: a new block (a resize takes the new one before freeing the old), or freed"
+        old = self.blocks.pop(key, None)
+        if nbytes > 0:
+            try: self.blocks[key] = self.model.malloc(nbytes)
+            except OutOfMemoryError as e: self.error = str(e)  # raised by the block, after its bookkeeping
+        if old is not None: self.model.free(old)
 
 # %% ../nbs/00_core.ipynb #8e8f2340
 class _StorageTracker(_BatchCounter, TorchDispatchMode):
@@ -523,6 +545,9 @@ def adopt(self:MemTrace, tensors:list, # tensors made before the block (the mode
 @patch
 def _over_budget(self:MemTrace, current, grew=None, op=None):
     "Raise the emulated `OutOfMemoryError`: what the block holds, the allocation that crossed, what was in use"
+    book = self._tracker.alloc if self.backend == 'tracked' else None
+    if book is not None and book.error is not None:  # CUDA's own message, from the caching allocator's model
+        msg, book.error = book.error, None; raise OutOfMemoryError(msg)
     dev = f'{self.device}' + ('' if self.backend == 'cuda' else ' (tracked tensor bytes)')
     in_use = self._tracker.outside if self.backend == 'tracked' else self.in_use
     last = f" (the last allocation, by {op}, took {fmt_bytes(grew)})" if grew else ''
@@ -580,11 +605,14 @@ def _checked_backend(dev, backend, observer)->str:
     return backend
 
 # %% ../nbs/00_core.ipynb #c07e0a02
-def _start_tracked(trace, round_to, observer, tensors):
+def _start_tracked(trace, round_to, observer, tensors, conf=None):
     "Make the dispatcher mode of a 'tracked' `trace`, with what is in use charged; returns the mode"
     mode = trace._tracker = _StorageTracker(trace.device.type, trace.budget, trace._over_budget, round_to)
     mode.observer = observer
     _open_modes.add(mode)
+    if conf is not None:
+        mode.alloc = _AllocatorBook(trace.budget, conf)
+        if trace.in_use: mode.alloc.set('(in_use bytes)', trace.in_use)
     if trace.budget is not None:
         mode.outside = trace.in_use
         mode.charge(_in_use_sizes(trace.device.type, tensors, round_to))
@@ -623,6 +651,21 @@ def _end_cuda(trace):
         if t.device == dev:
             t._peak_abs, t._window_abs = max(t._peak_abs, trace._peak_abs), max(t._window_abs, trace._peak_abs)
 
+# %% ../nbs/00_core.ipynb #83f8d117
+def check_allocator(allocator, # as for `track_memory`: None, True, or `PYTORCH_CUDA_ALLOC_CONF` settings
+                    budget, # as for `track_memory`: bytes, e.g. '16GB', or (with an allocator) a card's name
+                    backend:str='tracked', # the backend measuring: the allocator is emulated on 'tracked' only
+                   )->tuple:
+    "(allocator settings or None, budget in bytes), or a ValueError naming the argument; a card reads as its budget"
+    if allocator is None or allocator is False: return None, check_budget(budget)
+    if backend != 'tracked': raise ValueError("allocator: needs the 'tracked' backend (on CUDA, the real one decides)")
+    if budget is None: raise ValueError("allocator: needs a budget, the bytes the caching allocator may reserve")
+    try: conf = parse_alloc_conf('' if allocator is True else allocator)
+    except ValueError as e: raise ValueError(f"allocator: {e}") from None
+    cards = [g.upper() for g in gpu_table().gpu]
+    named = isinstance(budget, str) and budget.upper().replace(' ', '') in cards
+    return conf, (device_budget(budget) if named else check_budget(budget))
+
 # %% ../nbs/00_core.ipynb #37244fa9
 @contextmanager
 def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...; CUDA if available when None
@@ -636,17 +679,22 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
                  # 'tracked' only: also count what a DataLoader builds in this process and keeps to itself (fastai's
                  # items); by default only the batch it hands over counts, so that workers change nothing
                  loader_internals:bool=False,
+                 # 'tracked' only, with a budget: run out where PyTorch's CUDA caching allocator would on a card whose
+                 # allocator may reserve `budget` (or a card's name, e.g. 'T4'): True, or PYTORCH_CUDA_ALLOC_CONF
+                 # settings such as 'expandable_segments:True'; None counts allocated bytes against the budget
+                 allocator:bool|str|AllocConf|None=None,
                 ):
     "Measure the tensor memory a block allocates on `device`: yields a `MemTrace`"
     dev = check_device(device)
-    backend, budget = _checked_backend(dev, backend, observer), check_budget(budget)
+    backend = _checked_backend(dev, backend, observer)
+    conf, budget = check_allocator(allocator, budget, backend)
     check_int('round_to', round_to, hi=2**30)
     in_use, tensors = _checked_in_use(in_use)
     if check_bool('loader_internals', loader_internals) and backend != 'tracked':
         raise ValueError("loader_internals: needs the 'tracked' backend")
     trace = MemTrace(dev, backend, budget, in_use=in_use)
     tracked = backend == 'tracked'
-    mode = _start_tracked(trace, round_to, observer, tensors) if tracked else _start_cuda(trace)
+    mode = _start_tracked(trace, round_to, observer, tensors, conf) if tracked else _start_cuda(trace)
     if tracked: mode.loader_internals = loader_internals
     if budget is not None and trace.in_use >= budget:
         if tracked: mode.stop(); _open_modes.discard(mode)

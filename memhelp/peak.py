@@ -153,6 +153,7 @@ def attribute_memory(model:nn.Module, # the model: its modules name what they ma
                      device=None, # the device measured; the model's when None
                      budget=None, # emulated memory limit, as for `track_memory`
                      round_to:int=None, # count storages rounded up to this many bytes; 512 on CUDA, 1 elsewhere
+                     allocator=None, # decide `budget` as CUDA's caching allocator would, as for `track_memory`
                     ):
     "`track_memory` that also knows, for every storage, the module and the kind that made it: yields a `MemTrace`"
     dev = check_device(device if device is not None else next(model.parameters(), torch.empty(0)).device)
@@ -162,7 +163,7 @@ def attribute_memory(model:nn.Module, # the model: its modules name what they ma
     hooks = _module_hooks(model, att) + [p.register_post_accumulate_grad_hook(grad_hook)
                                          for p in model.parameters() if p.requires_grad]
     try:
-        with track_memory(dev, budget, backend='tracked', round_to=round_to, observer=att) as tr:
+        with track_memory(dev, budget, backend='tracked', round_to=round_to, observer=att, allocator=allocator) as tr:
             for kind, module, ts in _state_kinds(model, opt, batch): att.preset = (kind, module); tr.adopt(ts)
             att.preset, tr.attribution = None, att
             att.ops.append(('(start)', '', 'start'))
