@@ -19,9 +19,9 @@ from fastai.torch_core import to_float
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
-                          state_tensors)
+                          state_tensors, check_number)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
-from .distributed import fake_world, shard_model, run_ranks
+from .distributed import fake_world, shard_model, run_ranks, preload_ranks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed)
 from .cuda_emulation import autocast_for, target_kernels
@@ -202,7 +202,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None)->t
             rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)]); rec.start = len(rec.events)
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
-        if spec.attribute: tr.attribution.mark(tensors_in([xb, yb, previous]), 'batch', '(batch)')
+        if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous]), 'batch', '(batch)')
         fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp); del xb, yb
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
     return held, tr.peak - int(state), tr
@@ -403,13 +403,15 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    attribute:bool=False, # also know each module's and kind's part (tracked, on any device)
                    n_gpus:int=1, # ranks: more than 1 runs that many CPU processes (gloo), one rank each
                    strategy:str='ddp', blocks=None, # as for `predict_memory`
+                   timeout:float=300, # n_gpus > 1: seconds before the ranks still running are stopped
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks, real=True)
+    timeout = check_number('timeout', timeout, lo=0.001)
     _check_measurable(spec)
-    return _measure_sharded(spec) if spec.n_gpus > 1 else _measure_one(spec)
+    return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec)
 
 # %% ../nbs/09_fake_step.ipynb #631045c7
 def _sharded_parts(model, spec:StepSpec, known=None)->dict:
@@ -454,11 +456,14 @@ def _rank_parts(spec:StepSpec)->dict:
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
     with portable_kernels(): return _sharded_parts(real, spec)
 
-def _measure_sharded(spec:StepSpec)->MemPlan:
-    "Rank 0's plan, measured on `n_gpus` CPU processes; `.ranks` holds every rank's peak"
+def _measure_sharded(spec:StepSpec, timeout:float=300)->MemPlan:
+    "The plan of the rank that peaked highest (a device must hold it), measured on `n_gpus` CPU processes"
     # a real copy travels: autograd-made tensors a model holds (fastai's weight dropout) do not pickle
-    ranks = run_ranks(_rank_parts, spec.n_gpus, (replace(spec, model=_real_copy(spec.model)),))
-    return _sharded_memplan(spec, ranks[0], measured=True, ranks=[r['peak'] for r in ranks])
+    ranks = run_ranks(_rank_parts, spec.n_gpus, (replace(spec, model=_real_copy(spec.model)),), timeout=timeout)
+    worst = max(ranks, key=lambda r: r['peak'])  # ranks can differ (uneven shards): rank 0 is not always the largest
+    return _sharded_memplan(spec, worst, measured=True, ranks=[r['peak'] for r in ranks])
+
+preload_ranks('memhelp.fake_step')  # its `_rank_parts` runs in ranks: their server imports this module once
 
 # %% ../nbs/09_fake_step.ipynb #a77b0c02
 def _plan_trace(plan):
