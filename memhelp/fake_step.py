@@ -97,7 +97,7 @@ class MemPlan:
     device: str = 'cpu'  # the device the step is for: 'cpu' or 'cuda'
     trace: object = field(default=None, repr=False, compare=False)  # the attributed step (`attribute=True`), else None
     ranks: list = None  # every rank's peak, when measured on `n_gpus` processes
-    reserved: int = None  # emulated CUDA reserved peak over two steps (`memhelp.allocator.replay`); None: not a CUDA plan
+    reserved: int = None  # emulated CUDA reserved peak over two steps (`memhelp.allocator.replay`); None: not CUDA
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
@@ -199,7 +199,8 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None)->t
           track_memory(dev, round_to=rnd, observer=rec)) as tr:
         held = tr.adopt(held_tensors(model))
         if rec is not None:  # then the gradients and the optimizer's state; the step starts here
-            rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)]); rec.start = len(rec.events)
+            rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)])
+            rec.start = len(rec.events)
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous]), 'batch', '(batch)')
@@ -260,7 +261,7 @@ def clear_caches():
 
 # %% ../nbs/09_fake_step.ipynb #43021a76
 def _warm_shadow(spec:StepSpec)->tuple:
-    "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies and warm-ups take time)"
+    "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
     key = (id(spec.model), spec.opt, spec.splitter, spec.checkpoint)
     hit = _warm_cache.get(key)
     if hit is not None and hit[0]() is spec.model: return hit[1:]
