@@ -18,7 +18,7 @@ from fastai.learner import Learner, save_model, load_model
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from .core import (MemTrace, track_memory, model_memory, state_tensors, optimizer_state, fmt_bytes, memory_label,
                           OutOfMemoryError, release_memory, check_budget, check_allocator, check_device, check_int,
-                          check_bool)
+                          check_bool, check_batches)
 from .peak import attribute_memory, peak_top, tensors_in
 
 # %% auto #0
@@ -231,10 +231,8 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
     "Record memory over `n_batches` training batches, then restore weights and optimizer"
     # the data is cycled to make up the batches: bound it, a profile needs a few
     check_int('n_batches', n_batches, hi=10_000, why=' (a profile records every phase of every batch)')
-    check_allocator(allocator, budget)  # before anything runs
-    if len(self.dls.train) == 0:
-        raise ValueError("mem_profile: the training DataLoader yields no batch (is bs larger than the dataset with "
-                         "drop_last?)")
+    check_allocator(allocator, budget); check_bool('show_plot', show_plot)  # before anything runs
+    check_batches('mem_profile', self.dls.train)
     rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute, allocator=allocator)
     n_epoch = math.ceil(n_batches / len(self.dls.train))
     try: _fit_restored(self, n_epoch, [rec, _SkipValid()], lambda e: _stopped_at(rec, e))
@@ -268,9 +266,7 @@ def mem_peak(self:Learner, warm:int=1, # training batches to run first, so that 
             )->MemTrace:
     "What is at the peak of one training batch, by module and kind: a `MemTrace` (also `learn.mem_trace`)"
     warm, budget = check_int('warm', warm, lo=0, hi=100), check_budget(budget)
-    if len(self.dls.train) == 0:
-        raise ValueError("mem_peak: the training DataLoader yields no batch (is bs larger than the dataset with "
-                         "drop_last?)")
+    check_bool('show_plot', show_plot); check_batches('mem_peak', self.dls.train)
     cb = _AttributeBatch(warm, budget)
     _fit_restored(self, warm // len(self.dls.train) + 1, [cb], lambda e: f"mem_peak: {e}", bar=False)
     self.mem_trace = cb.trace
