@@ -65,8 +65,9 @@ def predictions(log, measure=True, precisions=('fp32', 'bf16'))->list:
             try:
                 m, kw = _case(name, shape, bs, meta=True)
                 t = time.perf_counter(); p = predict_memory(m, precision=prec, device='cuda', **kw)
-                row.update(predicted=p.peak, predict_s=time.perf_counter() - t, predicted_parts={
-                    k: getattr(p, k) for k in ('parameters', 'gradients', 'optimizer', 'buffers', 'activations')})
+                parts = ('parameters', 'gradients', 'optimizer', 'buffers', 'activations')
+                row.update(predicted=p.peak, predicted_reserved=p.reserved, predict_s=time.perf_counter() - t,
+                           predicted_parts={k: getattr(p, k) for k in parts})
                 if measure:
                     m, kw = _case(name, shape, bs, meta=False)
                     torch.cuda.empty_cache(); torch.cuda.reset_peak_memory_stats()
@@ -74,6 +75,8 @@ def predictions(log, measure=True, precisions=('fp32', 'bf16'))->list:
                     t = time.perf_counter(); r = measure_memory(m, precision=prec, device='cuda', **kw)
                     row.update(measured=r.peak, measure_s=time.perf_counter() - t,
                                reserved_peak=torch.cuda.max_memory_reserved() - base, error=p.peak / r.peak - 1,
+                               # the allocator's replay (two steps, from an empty cache) against CUDA's own reserved
+                               reserved_error=p.reserved / max(torch.cuda.max_memory_reserved() - base, 1) - 1,
                                measured_parts={k: getattr(r, k) for k in row['predicted_parts']})
                     del m, r; torch.cuda.empty_cache()
             except Exception as e:  # one failing case must not cost the others
