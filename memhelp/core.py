@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import (TorchDispatchMode, is_traceable_wrappe
 from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter, _SingleProcessDataLoaderIter
 from torch.utils._pytree import tree_flatten
 from torch._subclasses.fake_tensor import FakeTensor
-from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_table, device_budget
+from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_table, device_budget, MIN_BLOCK
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget', 'check_bool',
@@ -211,7 +211,7 @@ def _storages(x):
 
 # %% ../nbs/00_core.ipynb #e40cbb10
 def round_up(n:int, # a number of bytes
-             to:int=512, # the block size: 512 is CUDA's caching allocator's
+             to:int=MIN_BLOCK, # the block size: CUDA's caching allocator's, 512 bytes
             )->int:
     "`n` rounded up to a multiple of `to`, as an allocator that hands out blocks of `to` bytes counts it"
     if isinstance(to, bool) or not isinstance(to, numbers.Integral) or to < 1:  # inline: called per storage
@@ -534,7 +534,7 @@ def adopt(self:MemTrace, tensors:list, # tensors made before the block (the mode
         try: st = t.untyped_storage()
         except (RuntimeError, NotImplementedError): continue
         if id(st) in seen or t.device.type != self.device.type: continue
-        seen.add(id(st)); n += round_up(st.nbytes(), self._tracker.round_to if self.backend == 'tracked' else 512)
+        seen.add(id(st)); n += round_up(st.nbytes(), self._tracker.round_to if self.backend == 'tracked' else MIN_BLOCK)
         if self.backend == 'tracked': self._tracker._seen(t, False)
     if self.backend == 'tracked':
         tr = self._tracker; tr.peak, tr.window_peak = max(tr.peak, tr.current), max(tr.window_peak, tr.current)

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 from fastcore.basics import patch
 from .core import MemTrace, track_memory, check_device, check_int, fmt_bytes, optimizer_state
+from .allocator import MIN_BLOCK
 
 # %% auto #0
 __all__ = ['KINDS', 'tensors_in', 'held_by_module', 'held_tensors', 'attribute_memory', 'peak_top', 'plot_timeline']
@@ -157,7 +158,7 @@ def attribute_memory(model:nn.Module, # the model: its modules name what they ma
                     ):
     "`track_memory` that also knows, for every storage, the module and the kind that made it: yields a `MemTrace`"
     dev = check_device(device if device is not None else next(model.parameters(), torch.empty(0)).device)
-    round_to = check_int('round_to', round_to if round_to is not None else 512 if dev.type == 'cuda' else 1)
+    round_to = check_int('round_to', round_to if round_to is not None else MIN_BLOCK if dev.type == 'cuda' else 1)
     att = _Attribution()
     grad_hook = lambda p: att.set_kind([p.grad], 'gradient')
     hooks = _module_hooks(model, att) + [p.register_post_accumulate_grad_hook(grad_hook)

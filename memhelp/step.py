@@ -17,6 +17,7 @@ from fastai.optimizer import Adam, SGD
 from .models import LSTMLM
 from .peak import tensors_in
 from .core import check_int, check_choice, check_device, check_bool
+from .allocator import MIN_BLOCK
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model', 'named_model',
@@ -271,7 +272,7 @@ class StepSpec:
     @property
     def micro_bs(self)->int: return self.bs // self.n_acc
     @property
-    def round_to(self)->int: return 512 if self.device.type == 'cuda' else 1  # CUDA's allocator: blocks of 512 bytes
+    def round_to(self)->int: return MIN_BLOCK if self.device.type == 'cuda' else 1  # CUDA's allocator: 512 B blocks
 
 # %% ../nbs/07_step.ipynb #7595f66f
 def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
