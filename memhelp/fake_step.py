@@ -26,7 +26,7 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           checkpointed)
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
-                               cublas_workspace_bytes, parse_alloc_conf, format_size)
+                               cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 
 # %% auto #0
 __all__ = ['plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels', 'clear_caches', 'predict_memory',
@@ -537,6 +537,17 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
     r = replay(events, max(cap - out, 0), conf, out)
     need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
     return CardVerdict(name, cap, self.peak, need, outside, r.fits, label, None if r.fits else r.oom['message'])
+
+@patch
+def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. '16GB': whose context to count
+               conf=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
+              )->int:
+    "The smallest device (bytes, as torch reports it) whose replay of this CUDA plan fits, with `budget`'s context"
+    if self.events is None:
+        raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
+    _, _, outside, ws = _card(budget)
+    events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
+    return smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
 
 @patch
 def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` ('T4', 'A100-80')

@@ -394,24 +394,32 @@ class PlanWidget:
 
     def _repr_mimebundle_(self, **kwargs): self.update(); return self.widget._repr_mimebundle_(**kwargs)
 
+def _plan_bars(ax, p, card, cap:int, gpu:str):
+    "One bar: the plan's parts (CUDA allocated), reserved beyond them (emulated), the context (cited); the budget"
+    parts = {k: (getattr(p, k), dict(color=c)) for k, c in _PARTS.items()}
+    parts['reserved, unallocated (emulated)'] = (card.reserved - p.peak, dict(color='0.8', hatch='//'))
+    parts['context (cited)'] = (sum(card.outside.values()), dict(color='0.5'))
+    left = 0
+    for k, (v, style) in parts.items():
+        if v > 0: ax.barh(0, v / 2**30, left=left, label=k, **style); left += v / 2**30
+    ax.axvline(cap / 2**30, color='k', ls='--', label=f'budget {gpu} = {cap / 2**30:.2f} GiB')
+    ax.set_yticks([]); ax.set_xlim(0, 1.1 * max(left, cap / 2**30))
+    ax.set_xlabel('GiB (2^30 bytes; the presets are in GB, 10^9 bytes)')
+    ax.legend(fontsize=8, ncol=3, loc='upper center', bbox_to_anchor=(0.5, -0.6))
+
 # %% ../nbs/20_planner.ipynb #0e8dfcfb
 @patch
 def update(self:PlanWidget)->MemPlan:
-    "Predict with the controls' values, then redraw the chart and the verdict"
-    name, budget = self.model.value, parse_bytes(_GPUS[self.gpu.value])
+    "Predict for CUDA with the controls' values; the verdict replays the caching allocator on the budget; redraw"
+    name, budget = self.model.value, _GPUS[self.gpu.value]
     shape = (self.size.value,) if name == 'lstm_lm' else (3, self.size.value, self.size.value)
-    p = self.last = predict_memory(name, shape, self.bs.value, self.precision.value, self.opt.value)
-    verdict = 'fits' if p.fits(budget) else 'does not fit'
+    p = self.last = predict_memory(name, shape, self.bs.value, self.precision.value, self.opt.value, device='cuda')
+    card, needs = p.on_card(budget), p.card_needs(budget)
     self.status.value = (f"<b>{name}</b>, batch {p.bs}: predicted peak {fmt_bytes(p.peak)}, "
-                         f"<b>{verdict}</b> in {self.gpu.value} ({p.label})")
+                         f"<b>{'fits' if card.fits else 'does not fit'}</b> in {self.gpu.value}: needs {fmt_bytes(needs)} "
+                         f"({p.label}; emulated CUDA reserved {fmt_bytes(card.reserved)}; context cited, not measured)")
     with self.out:
         clear_output(wait=True)
-        ax, left = Figure(figsize=(7, 1.6)).subplots(), 0  # outside pyplot, as `MemExplorer.show` explains
-        for k, c in _PARTS.items():
-            v = getattr(p, k) / 2**30
-            if v: ax.barh(0, v, left=left, color=c, label=k); left += v
-        ax.axvline(budget / 2**30, color='k', ls='--', label=f'budget {self.gpu.value}')
-        ax.set_yticks([])
-        ax.set_xlabel(f'GiB ({p.label})'); ax.legend(fontsize=7, ncol=6, loc='upper center', bbox_to_anchor=(0.5, -0.5))
-        ax.set_xlim(0, 1.1 * max(left, budget / 2**30)); display_in_kernel(ax.figure)
+        ax = Figure(figsize=(7, 1.8)).subplots()  # outside pyplot, as `MemExplorer.show` explains
+        _plan_bars(ax, p, card, parse_bytes(budget), self.gpu.value); display_in_kernel(ax.figure)
     return p
