@@ -542,7 +542,7 @@ def api_names(page: str) -> set:
     return {n for n in names if '.' not in n and not n.startswith('_')}
 
 DEFAULT_NOTEBOOKS = ['nbs/02_explorer.ipynb', 'nbs/11_image_size.ipynb', 'nbs/20_planner.ipynb',  # about 4 min on 2 idle cores
-                     'nbs/22_allocator.ipynb']
+                     'nbs/22_reserved.ipynb']
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
