@@ -24,6 +24,7 @@ from .core import (OutOfMemoryError, release_memory, parse_bytes, default_device
                           check_budget, check_bool, check_number)
 from .callback import MemRecorder
 from .data import get_text_dls
+from .models import TinyTextNet
 
 # %% auto #0
 __all__ = ['MaxBS', 'find_max_bs', 'padding_waste', 'load_image_array', 'batching_run']
@@ -130,15 +131,6 @@ def padding_waste(lengths, # tokens in each document
     batches = _batch_lengths(lens, bs, sorted, drop_last, seed)
     return 1 - sum(b.sum() for b in batches) / sum(len(b) * b.max() for b in batches)
 
-# %% ../nbs/12_batching.ipynb #df24296c
-class _TinyTextNet(nn.Module):
-    "Embedding, a linear layer and ReLU per token, max over the sequence, a head: memory grows with bs x padded length"
-    def __init__(self, n_vocab, n_out, emb=16, nh=32):
-        super().__init__()
-        self.emb = nn.Embedding(n_vocab, emb, padding_idx=1)
-        self.lin, self.head = nn.Linear(emb, nh), nn.Linear(nh, n_out)
-    def forward(self, x): return self.head(F.relu(self.lin(self.emb(x))).amax(1))
-
 # %% ../nbs/12_batching.ipynb #12pa0002
 def load_image_array(path, # an image file
                      size:int=64, # the side it is resized to
@@ -165,7 +157,7 @@ def _text_learner(bs, sorted, seed, device)->Learner:
     bs = check_int('bs', bs, hi=len(dls.train_ds))
     set_seed(seed)
     train = dls.train.new(bs=bs, **({} if sorted else dict(shuffle_fn=_random_order)))
-    model = _TinyTextNet(len(dls.vocab[0]), len(dls.vocab[1]))
+    model = TinyTextNet(len(dls.vocab[0]), len(dls.vocab[1]))
     return Learner(DataLoaders(train, dls.valid.new(bs=bs), device=dls.device), model, loss_func=CrossEntropyLossFlat(),
                    opt_func=Adam)
 

@@ -9,11 +9,12 @@ warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  #
 import numbers
 import torch
 from torch import nn
+import torch.nn.functional as F
 from fastai.layers import ConvLayer
 from .core import check_int, check_bool, check_number
 
 # %% auto #0
-__all__ = ['small_cnn', 'mlp', 'LSTMLM']
+__all__ = ['small_cnn', 'mlp', 'LSTMLM', 'TinyTextNet']
 
 # %% ../nbs/05_models.ipynb #babe484f
 def small_cnn(n_out:int=4, # classes
@@ -61,3 +62,16 @@ class LSTMLM(nn.Module):
         self.emb, self.rnn = nn.Embedding(vocab_sz, emb_sz), nn.LSTM(emb_sz, n_hid, n_layers, batch_first=True)
         self.dec = nn.Linear(n_hid, vocab_sz)
     def forward(self, x): return self.dec(self.rnn(self.emb(x))[0])
+
+# %% ../nbs/05_models.ipynb #b963fb31
+class TinyTextNet(nn.Module):
+    "Embedding, a linear layer and ReLU per token, max over the sequence, a head: memory grows with bs x padded length"
+    def __init__(self, n_vocab:int, # tokens in the vocabulary (index 1 is padding, as fastai's)
+                 n_out:int, # classes
+                 emb:int=16, # embedding width
+                 nh:int=32, # width of the per-token layer
+                ):
+        super().__init__()
+        self.emb = nn.Embedding(n_vocab, emb, padding_idx=1)
+        self.lin, self.head = nn.Linear(emb, nh), nn.Linear(nh, n_out)
+    def forward(self, x): return self.head(F.relu(self.lin(self.emb(x))).amax(1))

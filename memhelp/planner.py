@@ -415,8 +415,9 @@ def update(self:PlanWidget)->MemPlan:
     shape = (self.size.value,) if name == 'lstm_lm' else (3, self.size.value, self.size.value)
     p = self.last = predict_memory(name, shape, self.bs.value, self.precision.value, self.opt.value, device='cuda')
     card, needs = p.on_card(budget), p.card_needs(budget)
+    verdict = 'fits' if card.fits else 'does not fit'
     self.status.value = (f"<b>{name}</b>, batch {p.bs}: predicted peak {fmt_bytes(p.peak)}, "
-                         f"<b>{'fits' if card.fits else 'does not fit'}</b> in {self.gpu.value}: needs {fmt_bytes(needs)} "
+                         f"<b>{verdict}</b> in {self.gpu.value}: needs {fmt_bytes(needs)} "
                          f"({p.label}; emulated CUDA reserved {fmt_bytes(card.reserved)}; context cited, not measured)")
     with self.out:
         clear_output(wait=True)

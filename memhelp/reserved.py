@@ -11,19 +11,12 @@ from .core import track_memory, check_int, check_choice, check_bool, check_budge
 from .data import get_text_dls
 from .allocator import (AllocRecorder, replay, STEP_END, CachingAllocatorModel, format_size, device_budget,
                                with_empty_cache, smallest_capacity)
+from .models import TinyTextNet
 
 # %% auto #0
 __all__ = ['allocator_run', 'plot_reserved', 'plot_segments']
 
 # %% ../nbs/22_reserved.ipynb #95221923
-class _TinyText(nn.Module):
-    "Embedding, a linear layer and ReLU per token, max over the sequence, a head"
-    def __init__(self, n_vocab, n_out, emb=16, nh=64):
-        super().__init__()
-        self.emb = nn.Embedding(n_vocab, emb, padding_idx=1)
-        self.lin, self.head = nn.Linear(emb, nh), nn.Linear(nh, n_out)
-    def forward(self, x): return self.head(F.relu(self.lin(self.emb(x))).amax(1))
-
 class _StepMarks(Callback):
     "Mark the end of each training step in `rec`; stop the epoch after `n` batches"
     def __init__(self, rec, n): self.rec, self.n = rec, n
@@ -45,7 +38,7 @@ def _train_trace(bs, order, n_batches, seed, device)->list:
     "The storage trace of `n_batches` training steps of the tiny classifier, the weights allocated first"
     dls = get_text_dls('clas', bs=bs, device=device, seed=seed)
     set_seed(seed)
-    model, rec = _TinyText(len(dls.vocab[0]), len(dls.vocab[1])), AllocRecorder()
+    model, rec = TinyTextNet(len(dls.vocab[0]), len(dls.vocab[1]), nh=64), AllocRecorder()
     rec.adopt(list(model.parameters()))
     learn = Learner(DataLoaders(_ordered(dls.train, order), dls.valid, device=dls.device), model,
                     loss_func=CrossEntropyLossFlat(), opt_func=Adam, cbs=_StepMarks(rec, n_batches))
