@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import io, math
+import io, math, textwrap
 from contextlib import ExitStack, contextmanager, nullcontext
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -18,7 +18,7 @@ from fastai.learner import Learner, save_model, load_model
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from .core import (MemTrace, track_memory, model_memory, state_tensors, optimizer_state, fmt_bytes, memory_label,
                           OutOfMemoryError, release_memory, check_budget, check_allocator, check_device, check_int,
-                          check_bool, check_batches)
+                          check_bool, check_batches, scratch_note)
 from .peak import attribute_memory, peak_top, tensors_in
 
 # %% auto #0
@@ -52,7 +52,8 @@ def _recorder_trace(learn, rec):
     dev, budget, allocator = rec.device or learn.dls.device, rec.budget, rec.allocator
     if rec.attribute: return attribute_memory(learn.model, learn.opt, device=dev, budget=budget, allocator=allocator)
     # against a budget: the model's state, and whatever earlier runs left alive (as on a real device)
-    return track_memory(dev, budget, in_use=state_tensors(learn.model, learn.opt), allocator=allocator)
+    return track_memory(dev, budget, in_use=state_tensors(learn.model, learn.opt), allocator=allocator,
+                        kernel_scratch=rec.kernel_scratch)
 
 # %% ../nbs/01_callback.ipynb #c07e0d05
 def _phase_row(learn, phase, base:int, cur:int, window_peak:int)->dict:
@@ -77,12 +78,15 @@ class MemRecorder(ClosingCallback):
                  n_batches:int|None=None, # stop `fit` after this many optimizer steps (batches, or accumulated groups)
                  attribute:bool=False, # also know each phase peak's module and kind (`memhelp.peak`; slower)
                  allocator=None, # run out where CUDA's caching allocator would: True or its settings (`track_memory`)
+                 kernel_scratch:bool=False, # CPU only: also the CPU allocator's peak, kernels' scratch included
                 ):
         if n_batches is not None: check_int('n_batches', n_batches)
         check_allocator(allocator, budget); check_bool('attribute', attribute)  # refused here, not inside `fit`
         if device is not None: check_device(device)
+        if check_bool('kernel_scratch', kernel_scratch) and attribute:
+            raise ValueError("kernel_scratch: not with attribute=True (attribute_memory does not record the allocator)")
         self.budget,self.device,self.n_batches = budget,device,n_batches
-        self.attribute,self.allocator = attribute,allocator
+        self.attribute,self.allocator,self.kernel_scratch = attribute,allocator,kernel_scratch
         self.rows, self.trace, self._adopted = [], None, 0
 
     def before_fit(self):
@@ -121,6 +125,17 @@ def df(self:MemRecorder)->pd.DataFrame:
 def peak(self:MemRecorder)->int:
     "Highest memory of the run, in bytes (the model's state at the start plus the trace's peak)"
     return sum(self._base.values()) + self.trace.peak - self._adopted if self.trace is not None else 0
+
+@patch(as_prop=True)
+def alloc_peak(self:MemRecorder)->int|None:
+    "With `kernel_scratch`: the run's peak at the CPU allocator, kernels' scratch included (and the starting state)"
+    if self.trace is None or self.trace.alloc_peak is None: return None
+    return sum(self._base.values()) + self.trace.alloc_peak
+
+@patch(as_prop=True)
+def note(self:MemRecorder)->str:
+    "What the figures leave out (kernels' scratch, unless measured), for titles and summaries: `scratch_note`"
+    return scratch_note(self.trace) if self.trace is not None else ''
 
 @patch(as_prop=True)
 def peak_phase(self:MemRecorder)->str|None:
@@ -166,7 +181,8 @@ def plot(self:MemRecorder, figsize=(11, 3.6), # size of the figure
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # ticks at batches; the markers within one are its phases
     ax.set_xlabel('training batch (its phases: the markers after it)'); ax.set_ylabel(f'{self.label}, MiB')
     ax.legend(fontsize=7, ncol=3)
-    ax.set_title(title or f'Memory per phase ({self.label})', fontsize=10)
+    note = '\n'.join(textwrap.wrap(self.note, 100))  # what the figures leave out, under the title
+    ax.set_title((title or f'Memory per phase ({self.label})') + (f'\n{note}' if note else ''), fontsize=9)
     _peak_bar(axb, df)
     fig.tight_layout()
     return fig
@@ -227,13 +243,15 @@ def mem_profile(self:Learner, n_batches:int=8, # training batches to run (the da
                 show_plot:bool=True, # plot the recording
                 attribute:bool=False, # also know the module and kind at each phase's peak, and plot the timeline
                 allocator=None, # run out where CUDA's caching allocator would: True or its settings (`track_memory`)
+                kernel_scratch:bool=False, # CPU only: also the CPU allocator's peak, kernels' scratch included
                )->MemRecorder:
     "Record memory over `n_batches` training batches, then restore weights and optimizer"
     # the data is cycled to make up the batches: bound it, a profile needs a few
     check_int('n_batches', n_batches, hi=10_000, why=' (a profile records every phase of every batch)')
     check_allocator(allocator, budget); check_bool('show_plot', show_plot)  # before anything runs
     check_batches('mem_profile', self.dls.train)
-    rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute, allocator=allocator)
+    rec = MemRecorder(budget=budget, n_batches=n_batches, attribute=attribute, allocator=allocator,
+                      kernel_scratch=kernel_scratch)
     n_epoch = math.ceil(n_batches / len(self.dls.train))
     try: _fit_restored(self, n_epoch, [rec, _SkipValid()], lambda e: _stopped_at(rec, e))
     finally: self.mem_recorder = rec  # kept: fastai takes the callback's attribute away as it detaches it
