@@ -24,8 +24,8 @@ from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_t
 __all__ = ['OutOfMemoryError', 'SCRATCH_SEEN', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget',
            'check_bool', 'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes',
            'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'scratch_note',
-           'live_tracked_bytes', 'check_allocator', 'track_memory', 'optimizer_state', 'state_tensors', 'model_memory',
-           'release_memory', 'recover_memory', 'oom_guard']
+           'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory', 'optimizer_state',
+           'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -735,6 +735,15 @@ def _allocator_events(trace, round_to:int):
         held = sum(n for n, _ in trace._adopted.values())
         trace.alloc_peak, end = _allocator_figures(prof.kineto_results, round_to, held)
         trace.alloc_end = end - sum(n for n, ref in trace._adopted.values() if ref() is None)
+
+# %% ../nbs/00_core.ipynb #c5a7f00f
+def kernel_scratch_available(device=None, # the device a block will measure; the default device when None
+                             backend:str|None=None, # as for `track_memory`
+                            )->bool:
+    "Whether `track_memory(kernel_scratch=True)` can measure there now: the CPU, tracked, and no profiler running"
+    dev = check_device(device)
+    return _checked_backend(dev, backend, None) == 'tracked' and dev.type == 'cpu' and \
+        not torch._C._autograd._profiler_enabled()
 
 # %% ../nbs/00_core.ipynb #37244fa9
 @contextmanager
