@@ -204,7 +204,7 @@ def checkpoint_parts(model):
 def checkpointed(model:nn.Module, # the model to change in place
                  segments:int, # segments per part (fewer where a part is shorter)
                 )->nn.Module:
-    "`model` with each of its `checkpoint_parts` checkpointed in `segments` segments (layer by layer in a `ModuleList`)"
+    "`model` with each of its `checkpoint_parts` checkpointed in `segments` segments (a `ModuleList` layer by layer)"
     for b in checkpoint_parts(model):
         plain = isinstance(b, nn.Sequential) and type(b).forward is nn.Sequential.forward
         (checkpoint_model if plain else checkpoint_layers)(b, min(segments, len(b)))
