@@ -6,12 +6,14 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import copy, functools, weakref
+import sys, copy, functools, weakref
 from collections.abc import Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, ExitStack
 from dataclasses import dataclass
+from unittest import mock
 import torch, torch.nn as nn
 from torch.utils.checkpoint import checkpoint
+from torch._subclasses.fake_tensor import FakeTensor, DataDependentOutputException, DynamicOutputShapeException
 from fastai.callback.core import Callback
 from fastai.optimizer import Adam, SGD, OptimWrapper
 from .models import LSTMLM
@@ -22,8 +24,8 @@ from .allocator import MIN_BLOCK
 # %% auto #0
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
-           'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed', 'split_batch',
-           'StepSpec', 'step_spec']
+           'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
+           'hf_masks_as_run', 'split_batch', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -209,6 +211,29 @@ def checkpointed(model:nn.Module, # the model to change in place
         plain = isinstance(b, nn.Sequential) and type(b).forward is nn.Sequential.forward
         (checkpoint_model if plain else checkpoint_layers)(b, min(segments, len(b)))
     return model
+
+# %% ../nbs/07_step.ipynb #350aebd3
+_HF_MASK_CHECKS = ('_ignore_causal_mask_sdpa', 'find_packed_sequence_indices')  # transformers.masking_utils, 5.x
+
+def _with_values(mu, f):
+    "`f` with `mu.is_tracing` blind to fake tensors while it runs; as it was where it needs values no one knows"
+    tracing = mu.is_tracing
+    def g(*args, **kwargs):
+        try:
+            with mock.patch.object(mu, 'is_tracing', lambda t=None: tracing(None if isinstance(t, FakeTensor) else t)):
+                return f(*args, **kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException): return f(*args, **kwargs)
+    return g
+
+# %% ../nbs/07_step.ipynb #33301974
+@contextmanager
+def hf_masks_as_run():
+    "Inside the block, transformers' mask checks read fake tensors' known values, as on a real step (no-op without it)"
+    mu = sys.modules.get('transformers.masking_utils')  # only if the user's model imported it
+    names = [n for n in _HF_MASK_CHECKS if hasattr(mu, n)] if hasattr(mu, 'is_tracing') else []
+    with ExitStack() as stack:
+        for n in names: stack.enter_context(mock.patch.object(mu, n, _with_values(mu, getattr(mu, n))))
+        yield
 
 # %% ../nbs/07_step.ipynb #8d1f8f4f
 def _check_input_shape(model, shape):
