@@ -307,6 +307,12 @@ def _check_attribute(attribute, n_gpus):
         raise ValueError("attribute: a sharded step's parts per module are not attributed yet; use n_gpus=1")
 
 # %% ../nbs/07_step.ipynb #cc0164ec
+def _hf_checkpointing(model)->bool:
+    "Whether Hugging Face's own activation checkpointing is on (transformers 5 names it so; 4 `is_gradient_...`)"
+    for k in ('is_activation_checkpointing', 'is_gradient_checkpointing'):  # on the class: no deprecation warning
+        if hasattr(type(model), k): return bool(getattr(model, k))
+    return False
+
 def _model_named(model, checkpoint)->tuple:
     "(name for tables, `nn.Module`) of `model` (a module or a name), checked for training and `checkpoint`"
     name = model if isinstance(model, str) else type(model).__name__
@@ -318,7 +324,7 @@ def _model_named(model, checkpoint)->tuple:
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"model: {name} has no trainable parameters, so a training step has nothing to update; "
                          "unfreeze some (learn.unfreeze()), or measure inference with memhelp.core.track_memory")
-    if checkpoint and getattr(model, 'is_gradient_checkpointing', False):  # Hugging Face's own, followed as it runs
+    if checkpoint and _hf_checkpointing(model):  # Hugging Face's own, which the step follows as it runs
         raise ValueError(f"checkpoint: {name} already checkpoints its layers (gradient_checkpointing_enable()); give "
                          "checkpoint=0 to plan that, or call gradient_checkpointing_disable() first")
     if checkpoint and not checkpoint_parts(model):
