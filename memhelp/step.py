@@ -25,7 +25,7 @@ from .allocator import MIN_BLOCK
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
-           'hf_masks_as_run', 'split_batch', 'StepSpec', 'step_spec']
+           'hf_masks_as_run', 'split_batch', 'hf_checkpointing', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -307,8 +307,9 @@ def _check_attribute(attribute, n_gpus):
         raise ValueError("attribute: a sharded step's parts per module are not attributed yet; use n_gpus=1")
 
 # %% ../nbs/07_step.ipynb #cc0164ec
-def _hf_checkpointing(model)->bool:
-    "Whether Hugging Face's own activation checkpointing is on (transformers 5 names it so; 4 `is_gradient_...`)"
+def hf_checkpointing(model:nn.Module, # any model; a Hugging Face `PreTrainedModel` is asked
+                    )->bool:
+    "Whether Hugging Face's own activation checkpointing (`gradient_checkpointing_enable()`) is on in `model`"
     for k in ('is_activation_checkpointing', 'is_gradient_checkpointing'):  # on the class: no deprecation warning
         if hasattr(type(model), k): return bool(getattr(model, k))
     return False
@@ -324,7 +325,7 @@ def _model_named(model, checkpoint)->tuple:
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"model: {name} has no trainable parameters, so a training step has nothing to update; "
                          "unfreeze some (learn.unfreeze()), or measure inference with memhelp.core.track_memory")
-    if checkpoint and _hf_checkpointing(model):  # Hugging Face's own, which the step follows as it runs
+    if checkpoint and hf_checkpointing(model):  # Hugging Face's own, which the step follows as it runs
         raise ValueError(f"checkpoint: {name} already checkpoints its layers (gradient_checkpointing_enable()); give "
                          "checkpoint=0 to plan that, or call gradient_checkpointing_disable() first")
     if checkpoint and not checkpoint_parts(model):
