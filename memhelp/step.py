@@ -333,7 +333,7 @@ def _model_named(model, checkpoint)->tuple:
     return name, model
 
 # %% ../nbs/07_step.ipynb #8ccbfd70
-_cast_copies = weakref.WeakKeyDictionary()  # meta model -> its copy in a `WEIGHT_DTYPES` dtype
+_cast_copies = weakref.WeakKeyDictionary()  # meta model -> (what it was copied from, its cast copy)
 
 def _cast_step(model, batch, precision)->tuple:
     "(model, batch) with floating-point weights, buffers and inputs in `WEIGHT_DTYPES[precision]`, copies if changed"
@@ -341,8 +341,10 @@ def _cast_step(model, batch, precision)->tuple:
     if dtype is None: return model, batch
     batch = map_tensors(batch, lambda t: t.to(dtype) if t.is_floating_point() else t)
     meta = all(t.is_meta for t in [*model.parameters(), *model.buffers()])
+    # a copy is stale once the model is unfrozen, frozen or checkpointed by Hugging Face
+    now = (dtype, hf_checkpointing(model), tuple(p.requires_grad for p in model.parameters()))
     hit = _cast_copies.get(model) if meta else None
-    if hit is None or hit[0] != dtype: hit = (dtype, copy.deepcopy(model).to(dtype))
+    if hit is None or hit[0] != now: hit = (now, copy.deepcopy(model).to(dtype))
     if meta: _cast_copies[model] = hit
     return hit[1], batch
 
