@@ -19,14 +19,14 @@ from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` 
 from .core import track_memory, memory_label, check_int
 from .callback import MemRecorder
 from .data import get_image_dls
-from .step import checkpoint_model, uncheckpoint_model, check_sequential
+from .step import checkpoint_model, checkpoint_layers, uncheckpoint_model, check_sequential
 
 # %% auto #0
-__all__ = ['checkpoint_saving', 'checkpoint_run', 'checkpoint_model', 'uncheckpoint_model']
+__all__ = ['checkpoint_saving', 'checkpoint_run', 'checkpoint_model', 'checkpoint_layers', 'uncheckpoint_model']
 
 # %% ../nbs/16_checkpointing.ipynb #cc5299b6
 # `checkpoint_model` lives in `memhelp.step` (07_step), so that the planner predicts it without importing a lesson
-_all_ = ['checkpoint_model', 'uncheckpoint_model']
+_all_ = ['checkpoint_model', 'checkpoint_layers', 'uncheckpoint_model']
 
 # %% ../nbs/16_checkpointing.ipynb #fb18bd12
 def _body(model, body, segments, name='model')->nn.Sequential:

@@ -6,23 +6,26 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import functools
+import sys, copy, functools, weakref
 from collections.abc import Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, ExitStack
 from dataclasses import dataclass
+from unittest import mock
 import torch, torch.nn as nn
 from torch.utils.checkpoint import checkpoint
+from torch._subclasses.fake_tensor import FakeTensor, DataDependentOutputException, DynamicOutputShapeException
 from fastai.callback.core import Callback
-from fastai.optimizer import Adam, SGD
+from fastai.optimizer import Adam, SGD, OptimWrapper
 from .models import LSTMLM
 from .peak import tensors_in
 from .core import check_int, check_choice, check_device, check_bool
 from .allocator import MIN_BLOCK
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model', 'named_model',
-           'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model', 'checkpoint_parts',
-           'checkpointed', 'split_batch', 'StepSpec', 'step_spec']
+__all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
+           'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
+           'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
+           'hf_masks_as_run', 'split_batch', 'hf_checkpointing', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -36,9 +39,13 @@ def map_tensors(x, f):
     return type(x)(map_tensors(o, f) for o in x) if isinstance(x, (tuple, list)) else x
 
 # %% ../nbs/07_step.ipynb #4a4e15b4
-PRECISIONS = {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16}  # a step's precision -> autocast's dtype
+# a step's precision -> autocast's dtype (None: no autocast)
+PRECISIONS = {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16, 'pure_bf16': None}
+WEIGHT_DTYPES = {'pure_bf16': torch.bfloat16}  # precisions whose model and float inputs are cast to a dtype
 OPTIMIZERS = {'adam': lambda ps: Adam(ps, lr=1e-3), 'sgd': lambda ps: SGD(ps, lr=1e-3),
-              'sgd_mom': lambda ps: SGD(ps, lr=1e-3, mom=0.9)}  # the optimizers known by name
+              'sgd_mom': lambda ps: SGD(ps, lr=1e-3, mom=0.9),
+              'adamw': lambda ps: OptimWrapper(ps, torch.optim.AdamW, lr=1e-3, foreach=False),
+             }  # the optimizers known by name
 
 # %% ../nbs/07_step.ipynb #a64f85a7
 def opt_name(opt)->str:
@@ -127,6 +134,16 @@ class _CheckpointedForward:
             x = checkpoint(_run, g, x, use_reentrant=False, context_fn=lambda g=g: (nullcontext(), _keep_stats(g)))
         return _run(self.groups[-1], x)
 
+# %% ../nbs/07_step.ipynb #b0e81180
+class _CheckpointedLayer:
+    "Forward of one layer under `torch.utils.checkpoint`, with whatever arguments its caller passes"
+    def __init__(self, layer): self.layer, self.run = layer, layer.forward
+
+    def __call__(self, *args, **kwargs):
+        if not torch.is_grad_enabled(): return self.run(*args, **kwargs)
+        keep = lambda: (nullcontext(), _keep_stats([self.layer]))
+        return checkpoint(self.run, *args, use_reentrant=False, context_fn=keep, **kwargs)
+
 # %% ../nbs/07_step.ipynb #dabd9c9c
 def checkpoint_model(
     body:nn.Sequential, # the layers to split, e.g. `learn.model[0]` (fastai's body) or a whole `nn.Sequential`
@@ -143,23 +160,80 @@ def uncheckpoint_model(model:nn.Module, # a model, or part of one, that `checkpo
                       )->nn.Module:
     "Remove the checkpointing of `model` and of every module inside it"
     for m in model.modules():
-        if isinstance(m.__dict__.get('forward'), _CheckpointedForward): del m.forward
+        if isinstance(m.__dict__.get('forward'), (_CheckpointedForward, _CheckpointedLayer)): del m.forward
     return model
+
+# %% ../nbs/07_step.ipynb #8adbd119
+def checkpoint_layers(layers:nn.Module, # a container of layers, e.g. a transformer's `nn.ModuleList` of blocks
+                      segments:int, # from 1 (no checkpointing) to `len(layers)`: the layers of all but the last are
+                                    # checkpointed, one by one
+                     )->nn.Module:
+    "Checkpoint each layer of `layers` in all but the last of `segments` groups; undo with `uncheckpoint_model`"
+    n = len(layers)
+    if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= n:
+        raise ValueError(f"segments: must be an integer from 1 to {n} (the layers), got {segments!r}")
+    for l in list(layers)[:n - segment_sizes(n, segments)[-1]]:
+        if not isinstance(l.__dict__.get('forward'), _CheckpointedLayer): l.forward = _CheckpointedLayer(l)
+    return layers
+
+# %% ../nbs/07_step.ipynb #f2a64845
+def layer_structure(m:nn.Module, # a layer
+                   )->tuple:
+    "What two layers have in common when one repeats the other: their class and their parameters' names and shapes"
+    return type(m), tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters())
+
+# %% ../nbs/07_step.ipynb #826e82ae
+def repeated_blocks(model:nn.Module, # the model to search
+                   )->list:
+    "The outermost `nn.ModuleList`s and `nn.Sequential`s in `model` with two or more layers of one `layer_structure`"
+    found = []
+    def walk(m):
+        if isinstance(m, (nn.ModuleList, nn.Sequential)):
+            shapes = [layer_structure(c) for c in m.children() if next(c.parameters(), None) is not None]
+            if len(set(shapes)) < len(shapes): return found.append(m)
+        for c in m.children(): walk(c)
+    walk(model)
+    return found
 
 # %% ../nbs/07_step.ipynb #913066d7
 def checkpoint_parts(model):
-    "The parts of `model` that checkpointing splits: its `nn.Sequential` children, else the model if an `nn.Sequential`"
+    "The parts of `model` that checkpointing splits: its `nn.Sequential` children, the model, else `repeated_blocks`"
     # children first: fastai's body and head, a ResNet's stages (checkpointing a whole body in one piece saves nothing)
     subs = [c for c in model.children() if isinstance(c, nn.Sequential) and len(c) > 1]
-    return subs or ([model] if isinstance(model, nn.Sequential) else [])
+    return subs or ([model] if isinstance(model, nn.Sequential) else repeated_blocks(model))
 
 # %% ../nbs/07_step.ipynb #628a64d8
 def checkpointed(model:nn.Module, # the model to change in place
                  segments:int, # segments per part (fewer where a part is shorter)
                 )->nn.Module:
-    "`model` with each of its `checkpoint_parts` checkpointed in `segments` segments"
-    for b in checkpoint_parts(model): checkpoint_model(b, min(segments, len(b)))
+    "`model` with each of its `checkpoint_parts` checkpointed in `segments` segments (a `ModuleList` layer by layer)"
+    for b in checkpoint_parts(model):
+        plain = isinstance(b, nn.Sequential) and type(b).forward is nn.Sequential.forward
+        (checkpoint_model if plain else checkpoint_layers)(b, min(segments, len(b)))
     return model
+
+# %% ../nbs/07_step.ipynb #350aebd3
+_HF_MASK_CHECKS = ('_ignore_causal_mask_sdpa', 'find_packed_sequence_indices')  # transformers.masking_utils, 5.x
+
+def _with_values(mu, f):
+    "`f` with `mu.is_tracing` blind to fake tensors while it runs; as it was where it needs values no one knows"
+    tracing = mu.is_tracing
+    def g(*args, **kwargs):
+        try:
+            with mock.patch.object(mu, 'is_tracing', lambda t=None: tracing(None if isinstance(t, FakeTensor) else t)):
+                return f(*args, **kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException): return f(*args, **kwargs)
+    return g
+
+# %% ../nbs/07_step.ipynb #33301974
+@contextmanager
+def hf_masks_as_run():
+    "Inside the block, transformers' mask checks read fake tensors' known values, as on a real step (no-op without it)"
+    mu = sys.modules.get('transformers.masking_utils')  # only if the user's model imported it
+    names = [n for n in _HF_MASK_CHECKS if hasattr(mu, n)] if hasattr(mu, 'is_tracing') else []
+    with ExitStack() as stack:
+        for n in names: stack.enter_context(mock.patch.object(mu, n, _with_values(mu, getattr(mu, n))))
+        yield
 
 # %% ../nbs/07_step.ipynb #8d1f8f4f
 def _check_input_shape(model, shape):
@@ -233,6 +307,13 @@ def _check_attribute(attribute, n_gpus):
         raise ValueError("attribute: a sharded step's parts per module are not attributed yet; use n_gpus=1")
 
 # %% ../nbs/07_step.ipynb #cc0164ec
+def hf_checkpointing(model:nn.Module, # any model; a Hugging Face `PreTrainedModel` is asked
+                    )->bool:
+    "Whether Hugging Face's own activation checkpointing (`gradient_checkpointing_enable()`) is on in `model`"
+    for k in ('is_activation_checkpointing', 'is_gradient_checkpointing'):  # on the class: no deprecation warning
+        if hasattr(type(model), k): return bool(getattr(model, k))
+    return False
+
 def _model_named(model, checkpoint)->tuple:
     "(name for tables, `nn.Module`) of `model` (a module or a name), checked for training and `checkpoint`"
     name = model if isinstance(model, str) else type(model).__name__
@@ -244,9 +325,28 @@ def _model_named(model, checkpoint)->tuple:
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"model: {name} has no trainable parameters, so a training step has nothing to update; "
                          "unfreeze some (learn.unfreeze()), or measure inference with memhelp.core.track_memory")
+    if checkpoint and hf_checkpointing(model):  # Hugging Face's own, which the step follows as it runs
+        raise ValueError(f"checkpoint: {name} already checkpoints its layers (gradient_checkpointing_enable()); give "
+                         "checkpoint=0 to plan that, or call gradient_checkpointing_disable() first")
     if checkpoint and not checkpoint_parts(model):
-        raise ValueError(f"checkpoint: {name} has no nn.Sequential part to checkpoint")
+        raise ValueError(f"checkpoint: {name} has no nn.Sequential part and no repeated blocks to checkpoint")
     return name, model
+
+# %% ../nbs/07_step.ipynb #8ccbfd70
+_cast_copies = weakref.WeakKeyDictionary()  # meta model -> (what it was copied from, its cast copy)
+
+def _cast_step(model, batch, precision)->tuple:
+    "(model, batch) with floating-point weights, buffers and inputs in `WEIGHT_DTYPES[precision]`, copies if changed"
+    dtype = WEIGHT_DTYPES.get(precision)
+    if dtype is None: return model, batch
+    batch = map_tensors(batch, lambda t: t.to(dtype) if t.is_floating_point() else t)
+    meta = all(t.is_meta for t in [*model.parameters(), *model.buffers()])
+    # a copy is stale once the model is unfrozen, frozen or checkpointed by Hugging Face
+    now = (dtype, hf_checkpointing(model), tuple(p.requires_grad for p in model.parameters()))
+    hit = _cast_copies.get(model) if meta else None
+    if hit is None or hit[0] != now: hit = (now, copy.deepcopy(model).to(dtype))
+    if meta: _cast_copies[model] = hit
+    return hit[1], batch
 
 # %% ../nbs/07_step.ipynb #d10c6218
 @dataclass(frozen=True, eq=False)
@@ -289,6 +389,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     _check_args(precision, opt, n_acc, bs); split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
     device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
+    model, batch = _cast_step(model, batch, precision)
     return StepSpec(name=name, model=model, input_shape=shape, batch=batch, bs=bs, n_acc=n_acc, precision=precision,
                     opt=opt, checkpoint=checkpoint, n_inp=n_inp, loss_func=loss_func, splitter=splitter,
                     device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute)
