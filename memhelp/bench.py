@@ -414,6 +414,9 @@ _SWEEP_WHY = {
     ('distributed.run_ranks', 'timeout'): 'seconds: 2.5 is a duration (a TimeoutError naming `timeout` when the '
                                           'ranks take longer), and a long limit is the caller\'s',
     ('planner.largest_batch', 'max_batches'): _CAP,
+    ('planner.Learner.max_batch_size', 'limit'): "left for 20_planner: `_learner_kwargs` reads `learn.dls.n_inp`, which "
+        "a Learner on plain fastai DataLoaders over a range (`bench_learner`) lacks: an AttributeError whatever the "
+        "arguments (Learner.predict_memory, plan and max_batch_size alike)",
     ('vocab.vocab_table', 'emb_sz'): _SUM, ('vocab.subword_table', 'emb_sz'): _SUM,
     ('vocab.subword_table', 'min_freq'): 'a table row: above every count, the vocabulary is the special tokens, '
                                          'and the row says so (vocab_sz 16)',
@@ -442,7 +445,7 @@ def sweep_samples()->dict:
     small = lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2))
     to, learn = tabular_pandas(tabular_df(200)), lambda: bench_learner('cnn', 4, 32, 2)
     rec = lambda: learn().mem_profile(2, show_plot=False)
-    return dict(model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
+    return dict(self=learn, model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
                 input_shape=lambda: (3, 32, 32), x=lambda: (torch.zeros(2),), nbytes=lambda: 10, what=lambda: 'bs',
                 device=lambda: 'cpu', choices=lambda: (1, 2, 3), vocab_sz=lambda: 1000, emb_sz=lambda: 32,
                 numel=lambda: 100, df=lambda: tabular_df(200), to=lambda: to, size=lambda: 32, bs=lambda: 4,
@@ -460,35 +463,43 @@ def sweep_samples()->dict:
                 world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank, gpu=lambda: 'T4',
                 events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)])
 
+# %% ../nbs/90_benchmarks.ipynb #90sw0011
+def _sweep_targets(modules)->list:
+    "(name, function) of each public function of `modules`, then of each `Learner` method they patch in (`self`)"
+    out = []
+    for m in modules:
+        mod = importlib.import_module(f'memhelp.{m}')
+        out += [(f'{m}.{n}', getattr(mod, n)) for n in getattr(mod, '__all__', [])
+                if n not in _SWEEP_SKIP and inspect.isfunction(getattr(mod, n))]
+    return out + [(f"{f.__module__.split('.')[-1]}.Learner.{n}", f) for n, f in vars(Learner).items()
+                  if inspect.isfunction(f) and f.__module__.split('.')[-1] in modules
+                  and f.__module__.startswith('memhelp.')]
+
 # %% ../nbs/90_benchmarks.ipynb #90sw0004
 def api_sweep(modules=SWEEP_MODULES, # modules of `memhelp` to sweep
               timeout:float=20, # seconds a call may take before it counts as a hang
               samples:dict=None, # valid values of required parameters, by name; `sweep_samples()` when None
              )->list:
-    "Call every public function with one wrong argument at a time: one row per call, with how it ended"
+    "Call every public function (and `Learner` method) with one wrong argument at a time: a row per call, its end"
     # outcomes: 'clear' (a ValueError naming the argument), 'other ValueError', 'accepted', 'hang', an exception's
     # type (a raw error), or, where `_SWEEP_WHY` says why, 'justified' or 'left for another module'; 'not swept'
-
     samples, rows = samples or sweep_samples(), []
     def on_alarm(*_): raise _SweepTimeout()
     old = signal.signal(signal.SIGALRM, on_alarm)  # main thread only, as notebooks and scripts run
     try:
-        for m in modules:
-            mod = importlib.import_module(f'memhelp.{m}')
-            for fname in [n for n in getattr(mod, '__all__', []) if n not in _SWEEP_SKIP]:
-                f = getattr(mod, fname)
-                if not inspect.isfunction(f): continue
-                ps = [p for p in inspect.signature(f).parameters.values()
-                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-                req = [p for p in ps if p.default is inspect.Parameter.empty]
-                tries = [(p.name, v) for p in ps if p not in req for v in _bad_values(p.name, p.default)]
-                if not tries: continue  # nothing this sweep knows a wrong value for
-                if missing := [p.name for p in req if p.name not in samples]:
-                    rows.append(dict(function=f'{m}.{fname}', param='', value='', outcome='not swept',
-                                     message=f'no sample for {missing}')); continue
-                for name, v in tries:
-                    kw = {**{q.name: samples[q.name]() for q in req}, **_SWEEP_BASE.get(fname, {}), name: v}
-                    rows.append(_row(f'{m}.{fname}', name, v, *_outcome(f, kw, name, timeout)))
+        for fn, f in _sweep_targets(modules):
+            ps = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            req = [p for p in ps if p.default is inspect.Parameter.empty]
+            tries = [(p.name, v) for p in ps if p not in req for v in _bad_values(p.name, p.default)]
+            if not tries: continue  # nothing this sweep knows a wrong value for
+            if missing := [p.name for p in req if p.name not in samples]:
+                rows.append(dict(function=fn, param='', value='', outcome='not swept',
+                                 message=f'no sample for {missing}')); continue
+            for name, v in tries:
+                base = _SWEEP_BASE.get(fn.split('.', 1)[1], {})  # by name: 'predict_memory', 'Learner.plan'
+                kw = {**{q.name: samples[q.name]() for q in req}, **base, name: v}
+                rows.append(_row(fn, name, v, *_outcome(f, kw, name, timeout)))
     finally: signal.signal(signal.SIGALRM, old)
     return rows
 
