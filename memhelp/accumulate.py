@@ -80,7 +80,8 @@ def accumulation_run(micro_bs:int=64, # samples per forward/backward pass
     "Train `n_steps` accumulated steps of `eff_bs` samples in micro-batches of `micro_bs`; return the `MemRecorder`"
     accumulation_steps(eff_bs, micro_bs)
     n_steps = check_int('n_steps', n_steps)
-    check_host_memory(eff_bs * n_steps * (128 * 4 + 8), 'eff_bs', ' (the data: eff_bs × n_steps rows of 128 floats)')
+    check_host_memory(eff_bs * n_steps * (128 * 4 + 8), 'eff_bs and n_steps',
+                      ' (the data: eff_bs × n_steps rows of 128 floats)')
     check_budget(budget)
     learn = _acc_learner(micro_bs, eff_bs, n_steps)
     with learn.no_bar(): return learn.mem_profile(n_steps, budget=budget, show_plot=False)

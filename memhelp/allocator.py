@@ -194,9 +194,9 @@ class CachingAllocatorModel:
                  conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
                  outside:int=0, # bytes the process holds outside the allocator (context...), for the OOM message
                 ):
-        if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
+        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0):
             raise ValueError(f"capacity: must be bytes (an int >= 0) or None, got {capacity!r}")
-        if not isinstance(outside, int) or outside < 0:
+        if isinstance(outside, bool) or not isinstance(outside, int) or outside < 0:
             raise ValueError(f"outside: must be bytes (an int >= 0), got {outside!r}")
         self.conf, self.capacity, self.outside = parse_alloc_conf(conf), capacity, outside
         self.free_blocks = {True: [], False: []}  # small? -> sorted [(size, addr, block)]
@@ -705,10 +705,18 @@ def device_budget(gpu:str, # a card of `gpu_table()`
     return gpu_capacity(gpu) - sum(outside_allocator(gpu).values())
 
 # %% ../nbs/06_allocator.ipynb #4f97d2f0
+def _check_workspaces(n)->int:
+    "`n` if it counts cuBLAS workspaces, else a ValueError naming `workspaces` (64: a sanity bound, not measured)"
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 64:
+        raise ValueError(f"workspaces: must be an integer from 0 to 64 (one per thread or stream running cuBLAS), "
+                         f"got {n!r}")
+    return n
+
 def process_overhead(gpu:str, # a card of `gpu_table()`
                      workspaces:int=2, # cuBLAS workspaces alive (forward thread + autograd's thread when training)
                     )->pd.DataFrame:
     "What the process holds on `gpu` besides the tensors of a step: part, bytes, where it lives, source"
+    _check_workspaces(workspaces)
     (ctx_label, ctx), = outside_allocator(gpu).items()
     ws = cublas_workspace_bytes(gpu)
     return pd.DataFrame([
@@ -725,5 +733,6 @@ def replay_on(events, # a trace, as for `replay`
               workspaces:int=2, # cuBLAS workspaces alive (forward thread + autograd's thread when training)
              )->AllocReplay:
     "`replay` on a named card: what the process holds outside the allocator taken off, cuBLAS workspaces first"
+    _check_workspaces(workspaces)
     ws = [(('<cuBLAS workspace>', i), cublas_workspace_bytes(gpu)) for i in range(workspaces)]
     return replay(ws + list(events), device_budget(gpu), conf, sum(outside_allocator(gpu).values()))

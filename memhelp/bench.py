@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import gc, importlib, importlib.util, inspect, json, numbers, os, platform, signal, statistics, time
+import gc, importlib, importlib.util, inspect, json, numbers, os, platform, re, signal, statistics, time
 from dataclasses import dataclass
 from contextlib import nullcontext
 from pathlib import Path
@@ -29,13 +29,14 @@ from .peak import attribute_memory
 from . import planner
 from .planner import predict_memory, measure_memory, max_batch_size
 from .models import small_cnn, LSTMLM
+from .allocator import replay, STEP_END
 from .batching import find_max_bs
 
 # %% auto #0
 __all__ = ['TARGETS', 'TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'Target', 'bench_cnn', 'bench_learner', 'tracker_overhead',
            'planner_speed', 'accuracy_grid', 'planner_accuracy', 'halving_search', 'max_bs_comparison', 'savings',
-           'sweep_samples', 'api_sweep', 'peer_comparison', 'machine_info', 'run_benchmarks', 'perf_markdown',
-           'gpu_markdown', 'results_markdown', 'write_results', 'main']
+           'sweep_samples', 'api_sweep', 'sweep_counts', 'peer_comparison', 'reserved_ratios', 'machine_info',
+           'run_benchmarks', 'perf_markdown', 'gpu_markdown', 'results_markdown', 'write_results', 'main']
 
 # %% ../nbs/90_benchmarks.ipynb #c07e1102
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Target:
 
 TARGETS = dict(overhead_cpu=Target(1.3, '×'), overhead_cuda=Target(1.02, '×'), attribution=Target(1.1, '×'),
                predict_s=Target(5, 's'), growth=Target(1.25, '×'), error=Target(0.05, '%'),
-               test_run=Target(600, 'min'))
+               test_run=Target(600, 'min'), replay_share=Target(0.1, '%'))
 
 # %% ../nbs/90_benchmarks.ipynb #db06dd8f
 def _fast_dls(x, y, bs, device='cpu')->DataLoaders:
@@ -79,8 +80,8 @@ def bench_learner(kind:str, # 'cnn' (`bench_cnn` on images) or 'lstm' (`LSTMLM` 
     if kind not in ('cnn', 'lstm'): raise ValueError(f"kind: must be 'cnn' or 'lstm', got {kind!r}")
     bs, size, n = check_int('bs', bs), check_int('size', size), bs * check_int('n_batches', n_batches)
     device = check_device(device)
-    check_host_memory(n * (3 * size * size * 4 + 8 if kind == 'cnn' else 16 * size), 'bs',
-                      ' (the data: bs × n_batches samples)')
+    check_host_memory(n * (3 * size * size * 4 + 8 if kind == 'cnn' else 16 * size), 'bs, size and n_batches',
+                      ' (the data: bs × n_batches samples of side or length `size`)')
     torch.manual_seed(0)
     if kind == 'cnn': x, y, model = torch.randn(n, 3, size, size), torch.randint(0, 10, (n,)), bench_cnn()
     else: x = torch.randint(0, 2000, (n, size)); y, model = x.roll(-1, 1), _bench_lm()
@@ -258,6 +259,9 @@ def max_bs_comparison(true_bs:int=100, # the budget is the measured peak of this
                       max_bs:int=1024, # `find_max_bs`'s largest, and halving's first, batch size
                      )->list:
     "Answer, trials and seconds of `find_max_bs`, halving, and the planner's `max_batch_size`"
+    true_bs, size, max_bs = check_int('true_bs', true_bs), check_int('size', size), check_int('max_bs', max_bs)
+    check_int('start', start, hi=max_bs, why=' (max_bs)')
+    check_host_memory(2 * true_bs * (3 * size * size * 4 + 8), 'true_bs and size', ' (two batches of the data)')
     make = lambda bs: bench_learner('cnn', bs, size, n_batches=2)
     with (l := make(true_bs)).no_bar(): budget = l.mem_profile(2, show_plot=False).peak
     del l; gc.collect(); gc.freeze()  # each trial's `release_memory` then scans only what the trials made
@@ -341,9 +345,13 @@ def _bad_values(name, default)->list:
     return []
 
 # %% ../nbs/90_benchmarks.ipynb #8b16778c
+def _named(msg)->list:
+    "The arguments a message names before its first ': ' ('bs and words: ...' names both)"
+    return re.split(r', | and ', msg.split(': ', 1)[0]) if ': ' in msg else []
+
 def _outcome(f, kwargs, param, timeout)->tuple:
     "(outcome, first line of the message) of `f(**kwargs)`, context managers entered, within `timeout` seconds"
-    signal.alarm(timeout)
+    signal.setitimer(signal.ITIMER_REAL, timeout)  # SIGALRM after `timeout` seconds (a fraction too)
     try:
         out = f(**kwargs)
         if hasattr(out, '__enter__') and hasattr(out, '__exit__'):
@@ -352,21 +360,82 @@ def _outcome(f, kwargs, param, timeout)->tuple:
     except _SweepTimeout: return 'hang', f'over {timeout} s'
     except ValueError as e:
         msg = str(e).split('\n')[0][:200]
-        return ('clear' if f'{param}:' in msg else 'other ValueError'), msg
+        return ('clear' if param in _named(msg) else 'other ValueError'), msg
     except (Exception, SystemExit) as e: return type(e).__name__, str(e).split('\n')[0][:200]
-    finally: signal.alarm(0)
+    finally: signal.setitimer(signal.ITIMER_REAL, 0)
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0003
-SWEEP_MODULES = ('core', 'callback', 'explorer', 'data', 'peak', 'models', 'vocab', 'imgsize', 'batching', 'precision',
-                 'bptt', 'accumulate', 'checkpoint', 'optim', 'dropout', 'tabular', 'planner', 'distributed', 'bench')
+SWEEP_MODULES = ('core', 'allocator', 'callback', 'explorer', 'data', 'peak', 'models', 'step', 'cuda_emulation',
+                 'fake_step', 'vocab', 'imgsize', 'batching', 'precision', 'bptt', 'accumulate', 'checkpoint', 'optim',
+                 'dropout', 'tabular', 'planner', 'distributed', 'reserved', 'bench')  # every module of memhelp
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
-_SWEEP_BASE = {f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory')}
+# valid values of optional parameters that a function needs to get as far as the one under test
+_SWEEP_BASE = {**{f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory', 'step_spec')},
+               'measure_dropout': dict(x=torch.zeros(4, 8))}
 
 def _sample_trace():
     "A small attributed training step"
     m = nn.Linear(4, 2)
     with attribute_memory(m) as tr: m(torch.randn(3, 4)).sum().backward()
     return tr
+
+# %% ../nbs/90_benchmarks.ipynb #90sw0007
+_SEED = 'a seed: any integer >= 0 is one (torch takes up to 2**64 - 1)'
+_CAP = 'a cap: one above what there is keeps everything, as fastai does with it'
+_SUM = 'arithmetic on sizes, nothing allocated: a huge size gives a huge figure, which is the answer'
+# (function, parameter) -> why the sweep's wrong-looking values are right there; "left for NN_x" names a fix that
+# another module's notebook owns (`api_sweep` counts those apart)
+_SWEEP_WHY = {
+    ('core.check_int', 'lo'): 'a bound may be any integer; the error then names the argument checked, as it should',
+    ('core.round_up', 'to'): 'any positive integer is a multiple to round up to',
+    ('core.check_number', 'hi_open'): "left for 00_core: `check_number` should `check_bool('hi_open', ...)`",
+    ('core.track_memory', 'in_use'): 'left for 00_core: `in_use` beyond any device (or with no budget) is ignored '
+                                     'without a word; refuse it, or say so',
+    ('allocator.replay', 'outside'): "bytes held outside the allocator, for the OOM message's totals only: any size "
+                                     "is one",
+    ('allocator.smallest_capacity', 'step'): 'the resolution: the answer is a multiple of it that fits, never less '
+                                             'than what is needed (a coarse step errs safe)',
+    ('step.step_spec', 'checkpoint'): "left for 07_step: refuse `checkpoint` beyond the model's layers",
+    ('step.step_spec', 'real'): "left for 07_step: `real` is not checked (`check_bool('real', real)`)",
+    ('bptt.lm_chunks', 'seq_len'): "it lists what fastai's loader does: past a row's block it reads the block, and "
+                                   "the `n` column says so (14_lstm_chunking shows it, seq_len 100 on rows of 21)",
+    ('bptt.chunk_grid', 'seq_len'): 'as for lm_chunks, whose grid it is',
+    ('data.get_text_dls', 'max_vocab'): _CAP, ('data.get_text_dls', 'seed'): _SEED,
+    ('data.make_image_folder', 'seed'): _SEED, ('data.get_image_dls', 'seed'): _SEED,
+    ('data.random_dls', 'seed'): _SEED,
+    ('data.random_dls', 'n_classes'): 'labels are drawn from range(n_classes): any count is a label set',
+    ('fake_step.predict_memory', 'checkpoint'): 'left for 07_step: `step_spec` should refuse `checkpoint` beyond the '
+                                                "model's layers (a 10**13-segment plan is accepted)",
+    ('fake_step.measure_memory', 'checkpoint'): 'left for 07_step: as for predict_memory',
+    ('planner.predict_memory', 'checkpoint'): 'left for 07_step: as for fake_step.predict_memory',
+    ('planner.measure_memory', 'checkpoint'): 'left for 07_step: as for fake_step.predict_memory',
+    ('fake_step.measure_memory', 'timeout'): 'seconds: a fraction is a duration, and a long limit is the caller\'s',
+    ('planner.measure_memory', 'timeout'): 'seconds: a fraction is a duration, and a long limit is the caller\'s',
+    ('distributed.run_ranks', 'timeout'): 'seconds: 2.5 is a duration (a TimeoutError naming `timeout` when the '
+                                          'ranks take longer), and a long limit is the caller\'s',
+    ('planner.largest_batch', 'max_batches'): _CAP,
+    ('planner.Learner.max_batch_size', 'limit'): "left for 20_planner: `_learner_kwargs` reads `learn.dls.n_inp`, which "
+        "a Learner on plain fastai DataLoaders over a range (`bench_learner`) lacks: an AttributeError whatever the "
+        "arguments (Learner.predict_memory, plan and max_batch_size alike)",
+    ('vocab.vocab_table', 'emb_sz'): _SUM, ('vocab.subword_table', 'emb_sz'): _SUM,
+    ('vocab.subword_table', 'min_freq'): 'a table row: above every count, the vocabulary is the special tokens, '
+                                         'and the row says so (vocab_sz 16)',
+    ('vocab.vocab_run', 'max_vocab'): _CAP, ('vocab.vocab_run', 'seed'): _SEED, ('imgsize.get_dls', 'seed'): _SEED,
+    ('bptt.lm_learner', 'seed'): _SEED, ('tabular.tabular_df', 'seed'): _SEED,
+    ('tabular.tabular_memory', 'n_out'): _SUM,
+    ('tabular.select_columns', 'min_importance'): 'permutation importance can be negative (a column that hurts): '
+                                                  '-1 keeps every column that is not redundant',
+    ('dropout.dropout_mask_bytes', 'device'): "arithmetic for a target device: only its type counts ('cuda:99' and "
+                                              "torch's reading of 3, cuda:3, are CUDA), no GPU needed",
+}
+
+# %% ../nbs/90_benchmarks.ipynb #90sw0008
+def _row(fn, param, v, outcome, msg)->dict:
+    "One row of `api_sweep`; an outcome `_SWEEP_WHY` explains becomes 'justified' or 'left for another module'"
+    why = _SWEEP_WHY.get((fn, param))
+    if why and outcome not in ('clear', 'hang'):
+        outcome, msg = ('left for another module' if why.startswith('left for') else 'justified'), f'{why} [{msg}]'
+    return dict(function=fn, param=param, value=repr(v), outcome=outcome, message=msg)
 
 # %% ../nbs/90_benchmarks.ipynb #4c78f92c
 def sweep_samples()->dict:
@@ -376,7 +445,7 @@ def sweep_samples()->dict:
     small = lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2))
     to, learn = tabular_pandas(tabular_df(200)), lambda: bench_learner('cnn', 4, 32, 2)
     rec = lambda: learn().mem_profile(2, show_plot=False)
-    return dict(model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
+    return dict(self=learn, model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
                 input_shape=lambda: (3, 32, 32), x=lambda: (torch.zeros(2),), nbytes=lambda: 10, what=lambda: 'bs',
                 device=lambda: 'cpu', choices=lambda: (1, 2, 3), vocab_sz=lambda: 1000, emb_sz=lambda: 32,
                 numel=lambda: 100, df=lambda: tabular_df(200), to=lambda: to, size=lambda: 32, bs=lambda: 4,
@@ -391,52 +460,72 @@ def sweep_samples()->dict:
                 body=lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4)), layer=lambda: nn.Dropout(0.5),
                 f=lambda: (lambda t: t), opt=lambda: torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1),
                 xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8,
-                world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank)
+                world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank, gpu=lambda: 'T4',
+                events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)])
+
+# %% ../nbs/90_benchmarks.ipynb #90sw0011
+def _sweep_targets(modules)->list:
+    "(name, function) of each public function of `modules`, then of each `Learner` method they patch in (`self`)"
+    out = []
+    for m in modules:
+        mod = importlib.import_module(f'memhelp.{m}')
+        out += [(f'{m}.{n}', getattr(mod, n)) for n in getattr(mod, '__all__', [])
+                if n not in _SWEEP_SKIP and inspect.isfunction(getattr(mod, n))]
+    return out + [(f"{f.__module__.split('.')[-1]}.Learner.{n}", f) for n, f in vars(Learner).items()
+                  if inspect.isfunction(f) and f.__module__.split('.')[-1] in modules
+                  and f.__module__.startswith('memhelp.')]
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0004
 def api_sweep(modules=SWEEP_MODULES, # modules of `memhelp` to sweep
-              timeout:int=20, # seconds a call may take before it counts as a hang
+              timeout:float=20, # seconds a call may take before it counts as a hang
               samples:dict=None, # valid values of required parameters, by name; `sweep_samples()` when None
              )->list:
-    "Call every public function with one wrong argument at a time: one row per call, with how it ended"
+    "Call every public function (and `Learner` method) with one wrong argument at a time: a row per call, its end"
+    # outcomes: 'clear' (a ValueError naming the argument), 'other ValueError', 'accepted', 'hang', an exception's
+    # type (a raw error), or, where `_SWEEP_WHY` says why, 'justified' or 'left for another module'; 'not swept'
     samples, rows = samples or sweep_samples(), []
     def on_alarm(*_): raise _SweepTimeout()
     old = signal.signal(signal.SIGALRM, on_alarm)  # main thread only, as notebooks and scripts run
     try:
-        for m in modules:
-            mod = importlib.import_module(f'memhelp.{m}')
-            for fname in [n for n in getattr(mod, '__all__', []) if n not in _SWEEP_SKIP]:
-                f = getattr(mod, fname)
-                if not inspect.isfunction(f): continue
-                ps = inspect.signature(f).parameters.values()
-                req = [p for p in ps if p.default is inspect.Parameter.empty
-                       and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-                missing = [p.name for p in req if p.name not in samples]
-                if missing:
-                    rows.append(dict(function=f'{m}.{fname}', param='', value='', outcome='not swept',
-                                     message=f'no sample for {missing}')); continue
-                for p in ps:
-                    if p.default is inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD): continue
-                    for v in _bad_values(p.name, p.default):
-                        kw = {**_SWEEP_BASE.get(fname, {}), **{q.name: samples[q.name]() for q in req}, p.name: v}
-                        outcome, msg = _outcome(f, kw, p.name, timeout)
-                        rows.append(dict(function=f'{m}.{fname}', param=p.name, value=repr(v), outcome=outcome,
-                                         message=msg))
+        for fn, f in _sweep_targets(modules):
+            ps = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            req = [p for p in ps if p.default is inspect.Parameter.empty]
+            tries = [(p.name, v) for p in ps if p not in req for v in _bad_values(p.name, p.default)]
+            if not tries: continue  # nothing this sweep knows a wrong value for
+            if missing := [p.name for p in req if p.name not in samples]:
+                rows.append(dict(function=fn, param='', value='', outcome='not swept',
+                                 message=f'no sample for {missing}')); continue
+            for name, v in tries:
+                base = _SWEEP_BASE.get(fn.split('.', 1)[1], {})  # by name: 'predict_memory', 'Learner.plan'
+                kw = {**{q.name: samples[q.name]() for q in req}, **base, name: v}
+                rows.append(_row(fn, name, v, *_outcome(f, kw, name, timeout)))
     finally: signal.signal(signal.SIGALRM, old)
     return rows
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0006
+_RAW = 'raw errors'  # any exception but a ValueError: PyTorch's, fastai's or Python's own, not the argument named
+
+def sweep_counts(rows:list, # from `api_sweep`
+                )->dict:
+    "Calls made, and how many ended each way (`api_sweep`'s outcomes; every other exception is a raw error)"
+    known = ('clear', 'other ValueError', 'accepted', 'justified', 'left for another module', 'hang', 'not swept')
+    n = {k: 0 for k in (*known, _RAW)}
+    for r in rows: n[r['outcome'] if r['outcome'] in known else _RAW] += 1
+    return dict(calls=len(rows) - n['not swept'], **n)
+
 def _sweep_lines(rows)->list:
     "(what, target, measured, met) for the whole-API bad-input sweep"
     if not rows: return []
-    n = {}
-    for r in rows: n[r['outcome']] = n.get(r['outcome'], 0) + 1
-    calls = sum(v for k, v in n.items() if k != 'not swept')
-    other = calls - n.get('clear', 0) - n.get('accepted', 0) - n.get('hang', 0)
-    return [(f"Whole-API bad-input sweep: {calls} calls to public functions, one wrong argument each", 'no hang',
-             f"{n.get('clear', 0)} clear errors naming the argument, {other} other errors, {n.get('accepted', 0)} "
-             f"accepted, {n.get('hang', 0)} hangs; {n.get('not swept', 0)} functions not swept (no sample)",
-             n.get('hang', 0) == 0)]
+    n = sweep_counts(rows)
+    bad = n['hang'] + n['accepted'] + n[_RAW]
+    return [(f"Whole-API bad-input sweep: {n['calls']} calls to public functions, one wrong argument each",
+             '0 hangs, 0 unexplained acceptances, 0 raw errors',
+             f"{n['clear']} clear errors naming the argument, {n['other ValueError']} other ValueErrors, "
+             f"{n[_RAW]} raw "
+             f"errors, {n['accepted']} accepted unexplained, {n['justified']} accepted as right (the reason is in "
+             f"`_SWEEP_WHY`), {n['left for another module']} left for another module, {n['hang']} hangs; "
+             f"{n['not swept']} functions not swept (no sample)", bad == 0)]
 
 # %% ../nbs/90_benchmarks.ipynb #b0da0003
 def peer_comparison(cases:list, # (model name for `_peer_model`, input_shape, bs)
@@ -457,6 +546,52 @@ def peer_comparison(cases:list, # (model name for `_peer_model`, input_shape, bs
         rows.append(row); del m, real; gc.collect()
     return rows
 
+# %% ../nbs/90_benchmarks.ipynb #rs000002
+def _bert(**cfg)->nn.Module:
+    "A Hugging Face BERT classifier built from its config (no download): BERT-base when `cfg` is empty"
+    from transformers import BertConfig, BertForSequenceClassification
+    return BertForSequenceClassification(BertConfig(num_labels=2, **cfg))
+
+_TINY_BERT = dict(vocab_size=500, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                  max_position_embeddings=64)  # a BERT small enough for a quick test
+
+def _replay_case(name, shape, bs, bert_cfg)->tuple:
+    "(model, keyword arguments for `predict_memory`): a `_peer_model` name, or 'bert' on meta fed token ids in a dict"
+    if name in ('cnn', 'xresnet18', 'encoder'): return _peer_model(name), dict(input_shape=shape, bs=bs)
+    if name != 'bert': return name, dict(input_shape=shape, bs=bs)
+    with torch.device('meta'): m = _bert(**bert_cfg)
+    ids, labels = (torch.zeros(s, dtype=torch.long, device='meta') for s in ((bs, *shape), (bs,)))
+    return m, dict(batch=({'input_ids': ids, 'labels': labels},), n_inp=1, bs=bs)
+
+# %% ../nbs/90_benchmarks.ipynb #rs000003
+def reserved_ratios(cases=(('resnet50', (3, 224, 224), 256),), # (a `_peer_model` name or 'bert', input_shape, bs)
+                    bert_cfg:dict|None=None, # `BertConfig` settings for 'bert'; BERT-base when None
+                   )->list:
+    "Predicted CUDA allocated peak, emulated reserved peak (two steps replayed), their ratio; replay and predict time"
+    rows = []
+    for name, shape, bs in cases:
+        try: m, kw = _replay_case(name, shape, bs, bert_cfg or {})
+        except ImportError as e: rows.append(dict(model=name, failed=str(e)[:200])); continue  # transformers absent
+        predict_memory(m, device='cuda', **kw)  # the cold call builds and warms the shadow model: not timed
+        p, secs, _ = _timed(lambda: predict_memory(m, device='cuda', **kw))
+        r, rsecs, _ = _timed(lambda: replay(p.events))
+        rows.append(dict(model=name, input_shape=list(shape), bs=bs, allocated=p.peak, reserved=p.reserved,
+                         replayed_reserved=r.reserved_peak, ratio=p.reserved / p.peak, events=len(p.events),
+                         predict_s=secs, replay_s=rsecs, replay_share=rsecs / secs))
+    return rows
+
+# %% ../nbs/90_benchmarks.ipynb #rs000005
+def _reserved_lines(rows)->list:
+    "(what, target, measured, met) for the allocator's replay: its cost next to the prediction, and reserved/allocated"
+    ok = [r for r in rows if 'ratio' in r]
+    if not ok: return []
+    t, worst = TARGETS['replay_share'], max(ok, key=lambda r: r['replay_share'])
+    return [(f"Allocator replay (two steps) vs a warm CUDA prediction, {len(ok)} models (largest share of its time)",
+             t.label, f"{worst['replay_share']:.1%} ({worst['model']}: {worst['replay_s']:.3f} s of "
+                      f"{_fmt_s(worst['predict_s'])})", t.met(worst['replay_share'])),
+            ("CUDA reserved / allocated peak, emulated (replay) / predicted, no GPU", '—',
+             ', '.join(f"{r['model']} bs {r['bs']}: {r['ratio']:.2f}" for r in ok), '—')]
+
 # %% ../nbs/90_benchmarks.ipynb #e9417f33
 SETTINGS = {
     'small': dict(overhead=dict(cases=[('cnn', 32, 32), ('lstm', 16, 32)], n_batches=4, repeats=3),
@@ -464,7 +599,8 @@ SETTINGS = {
                   accuracy=dict(configs=accuracy_grid(False)),
                   max_bs=dict(true_bs=24, max_bs=64),
                   savings=dict(cases=[('CNN, 64 px, bs 32', 'measured', 'cnn', (3, 64, 64), 32)]),
-                  peers=dict(cases=[('cnn', (3, 64, 64), 32), ('encoder', (64, 256), 8)])),
+                  peers=dict(cases=[('cnn', (3, 64, 64), 32), ('encoder', (64, 256), 8)]),
+                  reserved=dict(cases=[('cnn', (3, 32, 32), 16), ('bert', (32,), 8)], bert_cfg=_TINY_BERT)),
     'full': dict(overhead=dict(cases=[('cnn', 32, 32), ('lstm', 32, 32), ('cnn', 128, 64)], n_batches=6, repeats=5),
                  speed=dict(cases=[*[('resnet50', (3, 224, 224), b) for b in (1, 16, 64, 256)],
                                    *[('resnet18', (3, 224, 224), b) for b in (16, 256)],
@@ -483,7 +619,11 @@ SETTINGS = {
                                    ('resnet50', (3, 128, 128), 16), ('mobilenet_v3_small', (3, 224, 224), 32),
                                    ('efficientnet_b0', (3, 128, 128), 16), ('densenet121', (3, 96, 96), 16),
                                    ('convnext_tiny', (3, 96, 96), 32), ('swin_t', (3, 224, 224), 8),
-                                   ('vit_b_16', (3, 224, 224), 12), ('encoder', (128, 256), 16)]))}
+                                   ('vit_b_16', (3, 224, 224), 12), ('encoder', (128, 256), 16)]),
+                 # the README's models: ResNet-50 and the LSTM LM as `speed` runs them, ViT-B/16 and BERT-base as
+                 # `tools/gpu_check.py` does
+                 reserved=dict(cases=[('resnet50', (3, 224, 224), 256), ('vit_b_16', (3, 224, 224), 32),
+                                      ('lstm_lm', (72,), 64), ('bert', (128,), 32)]))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
 def _cpu_name()->str:
@@ -512,7 +652,8 @@ def run_benchmarks(full:bool=False, # the full set (`SETTINGS['full']`) instead 
              ('planner_speed', lambda: planner_speed(**s['speed'])),
              ('accuracy', lambda: planner_accuracy(**s['accuracy'])),
              ('max_bs', lambda: max_bs_comparison(**s['max_bs'])), ('savings', lambda: savings(**s['savings'])),
-             ('peers', lambda: peer_comparison(**s['peers'])), ('api_sweep', lambda: api_sweep(timeout=20))]
+             ('peers', lambda: peer_comparison(**s['peers'])), ('reserved', lambda: reserved_ratios(**s['reserved'])),
+             ('api_sweep', lambda: api_sweep(timeout=20))]
     torch.set_num_threads(1)  # small models: one thread is faster, and steadier on a busy machine
     try:
         for i, (k, f) in enumerate(steps):
@@ -617,7 +758,8 @@ def _other_lines(res, nbdev_test_s)->list:
                         f"{r['model']}{' (' + r['note'] + ')' if r['note'] else ''}",
                         '—', f"{fmt_bytes(r['peak'])} ({r['saving']:.0%} less than fp32 + Adam; "
                              f"predicted {memory_label('cpu')})", '—'))
-    out += _peer_lines(res.get('peers', [])) + _sweep_lines(res.get('api_sweep', []))
+    out += _peer_lines(res.get('peers', [])) + _reserved_lines(res.get('reserved', []))
+    out += _sweep_lines(res.get('api_sweep', []))
     t = nbdev_test_s if nbdev_test_s is not None else res.get('nbdev_test_s')
     out.append(('Whole `nbdev_test` run (CI)', TARGETS['test_run'].label, 'not given' if t is None else _fmt_s(t),
                 None if t is None else TARGETS['test_run'].met(t)))
@@ -695,7 +837,12 @@ _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medi
            'peers': ('memhelp and torch-kitsune against the tracked real step (fp32, Adam)',
                      dict(model=str, input_shape=str, bs=str, activation_share='{:.0%}'.format, measured=_b, memhelp=_b,
                           memhelp_error=_pct, memhelp_s=_f2, kitsune=_b, kitsune_error=_pct, kitsune_raw_error=_pct,
-                          kitsune_s=_f2, kitsune_failed=str))}
+                          kitsune_s=_f2, kitsune_failed=str)),
+           'reserved': ('Reserved against allocated, no GPU: allocated = predicted CUDA allocated (peak), reserved = '
+                        'emulated CUDA reserved (peak, two steps replayed through `memhelp.allocator`)',
+                        dict(model=str, input_shape=str, bs=str, allocated=_b, reserved=_b, ratio='{:.3f}'.format,
+                             events=str, predict_s=_f2, replay_s='{:.3f}'.format, replay_share='{:.1%}'.format,
+                             failed=str))}
 
 # %% ../nbs/90_benchmarks.ipynb #2f9b652a
 def results_markdown(results:dict, # from `run_benchmarks`
@@ -705,7 +852,8 @@ def results_markdown(results:dict, # from `run_benchmarks`
     lines = [perf_markdown(results, nbdev_test_s)]
     for k, (title, cols) in _TABLES.items():
         bytes_in = [c for c, f in cols.items() if f is _b]  # say what the byte columns are
-        note = f" ({', '.join(bytes_in)}: {memory_label('cpu')})" if bytes_in else ''
+        # the reserved table's bytes are CUDA's, predicted and emulated: its title says so
+        note = f" ({', '.join(bytes_in)}: {memory_label('cpu')})" if bytes_in and k != 'reserved' else ''
         if results.get(k): lines += ['', f'### {title}{note}', '', *_md_table(results[k], cols)]
     return '\n'.join(lines) + '\n'
 

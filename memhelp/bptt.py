@@ -31,9 +31,9 @@ def lm_chunks(n_tokens:int=50, # length of the toy stream: the tokens are 0, 1, 
               seq_len:int=5, # tokens per row in a batch
              )->pd.DataFrame:
     "Which stream positions land in which row of which batch, by running fastai's `LMDataLoader` on `range(n_tokens)`"
-    bs, seq_len = check_int('bs', bs), check_int('seq_len', seq_len)
-    n_tokens = check_int('n_tokens', n_tokens, lo=bs + 1, hi=10**6, why=' (bs + 1: every row needs a token and its '
-                         'target; a toy stream, listed row by row)')
+    n_tokens = check_int('n_tokens', n_tokens, lo=2, hi=10**6, why=' (a toy stream, listed row by row)')
+    bs = check_int('bs', bs, hi=n_tokens - 1, why=' (n_tokens - 1: every row needs a token and its target)')
+    seq_len = check_int('seq_len', seq_len)  # beyond a row's block, fastai reads the block: the `n` column says so
     dl = LMDataLoader([torch.arange(n_tokens)], bs=bs, seq_len=seq_len)
     return pd.DataFrame([dict(batch=j, row=i, first=int(x[i, 0]), last=int(x[i, -1]), n=x.shape[1],
                               target_last=int(y[i, -1]))

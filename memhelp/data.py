@@ -137,11 +137,15 @@ def get_text_dls(kind:str='lm', # 'lm' (language model stream) or 'clas' (labell
         raise ValueError(f"bs: must be an integer from 1 to {n} (the training documents) for kind='clas', got {bs}")
     set_seed(seed)
     block = _text_block(kind, vocab, seq_len, min_freq, max_vocab)
-    too_big = (f"bs: {bs} rows of seq_len={seq_len} tokens are more than the corpus's streams hold; use a smaller bs "
-               "or seq_len")
+    too_big = (f"bs and seq_len: {bs} rows of seq_len={seq_len} tokens are more than the corpus's training stream "
+               "holds (fastai would cut the rows short); use a smaller bs or seq_len")
     try: dls = block.dataloaders(df, bs=bs, seq_len=seq_len, num_workers=0, device=dev)
     except IndexError: raise ValueError(too_big) from None  # fastai's language-model loader: a row past the stream
-    if kind == 'lm' and len(dls.train) == 0: raise ValueError(too_big)
+    if kind == 'lm' and (len(dls.train) == 0 or dls.train.bl < seq_len): raise ValueError(too_big)
+    words = set(dls.vocab if kind == 'lm' else dls.vocab[0]) - {*_text_defaults.text_spec_tok, 'xxfake'}
+    if vocab is None and not words:
+        raise ValueError(f"min_freq: no token of the corpus occurs {min_freq} times, so the vocabulary would be "
+                         "fastai's special tokens only")
     return dls
 
 # %% ../nbs/03_data.ipynb #c91b0ba5

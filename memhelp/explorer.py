@@ -12,6 +12,7 @@ import inspect
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 import ipywidgets as W
+from traitlets import validate
 from IPython.display import display, clear_output, HTML
 from IPython import get_ipython
 from fastai.learner import Learner
@@ -19,7 +20,33 @@ from .core import OutOfMemoryError, release_memory, fmt_bytes, parse_bytes, memo
 from .callback import clear_failed_batch
 
 # %% auto #0
-__all__ = ['display_in_kernel', 'MemExplorer']
+__all__ = ['StrictIntSlider', 'StrictFloatSlider', 'display_in_kernel', 'MemExplorer']
+
+# %% ../nbs/02_explorer.ipynb #str1ct02
+class _Strict:
+    "A slider that refuses a value outside [min, max] and a bound past its value: ipywidgets clips them without a word"
+    @validate('value')
+    def _validate_value(self, proposal):
+        v = proposal['value']
+        if not self.min <= v <= self.max:
+            raise ValueError(f"{self.description}: must be a number in [{self.min}, {self.max}], got {v!r}")
+        return v
+    @validate('min')
+    def _validate_min(self, proposal):
+        if proposal['value'] > self.value:
+            raise ValueError(f"{self.description}: min {proposal['value']!r} is above the value {self.value!r}")
+        return proposal['value']
+    @validate('max')
+    def _validate_max(self, proposal):
+        if proposal['value'] < self.value:
+            raise ValueError(f"{self.description}: max {proposal['value']!r} is below the value {self.value!r}")
+        return proposal['value']
+
+class StrictIntSlider(_Strict, W.IntSlider):
+    "`ipywidgets.IntSlider` that refuses, naming itself, what IntSlider would clip to its range"
+
+class StrictFloatSlider(_Strict, W.FloatSlider):
+    "`ipywidgets.FloatSlider` that refuses, naming itself, what FloatSlider would clip to its range"
 
 # %% ../nbs/02_explorer.ipynb #47df065e
 def _is_num(v): return isinstance(v, numbers.Real) and not isinstance(v, bool)
@@ -36,7 +63,7 @@ def _make_control(name, spec):
         if step <= 0 or step > hi - lo:
             raise ValueError(f"{name}: a slider's step must be in (0, max - min], got {step!r}")
         if not lo <= value <= hi: raise ValueError(f"{name}: start value {value!r} is outside [{lo}, {hi}]")
-        cls = W.IntSlider if all(isinstance(v, int) for v in spec) else W.FloatSlider
+        cls = StrictIntSlider if all(isinstance(v, int) for v in spec) else StrictFloatSlider
         return cls(min=lo, max=hi, step=step, value=value, description=name, continuous_update=False)
     raise ValueError(f"{name}: a control is (min, max[, step[, value]]), a list of options or a bool, got {spec!r}")
 

@@ -245,7 +245,8 @@ def peak_top(trace:MemTrace, # an attributed trace, running or ended
     "(module, kind, bytes) of the largest entry at the highest point of `trace` from row `start` on; None if none"
     att = getattr(trace, 'attribution', None)
     if att is None: raise ValueError("trace: was not made by `attribute_memory`, so it knows no modules or kinds")
-    live = _live(att).sum(1)[check_int('start', start, lo=0):]
+    start = check_int('start', start, lo=0, hi=len(att.ops), why=' (the rows of its timeline so far)')
+    live = _live(att).sum(1)[start:]
     if not len(live): return None
     top = _alive_at(att, start + int(live.argmax()))
     return tuple(top.iloc[0][['module', 'kind', 'bytes']]) if len(top) else None

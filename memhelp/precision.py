@@ -6,6 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
+import math, numbers
 from contextlib import contextmanager
 import pandas as pd
 import matplotlib.pyplot as plt
@@ -27,7 +28,7 @@ from .models import small_cnn, LSTMLM
 from .step import AutocastPrecision  # the marker the planner reads a learner's precision from
 
 # %% auto #0
-__all__ = ['DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'precision_run']
+__all__ = ['check_scaler_kwargs', 'DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'precision_run']
 
 # %% ../nbs/13_mixed_precision.ipynb #c07e1001
 _CNN = dict(chans=(16, 32, 64), first_stride=1)  # the arguments of this lesson's `small_cnn`
@@ -100,6 +101,25 @@ class _AutocastBatches(ClosingCallback):
     def after_fit(self): self.close(); _unguard(self.learn)
     detached = after_fit  # removed from the learner: the same
 
+# %% ../nbs/13_mixed_precision.ipynb #sc4l3r02
+# each `GradScaler` setting: (test, what it accepts); torch 2.x's torch/amp/grad_scaler.py checks none of them on a CPU
+_SCALER = dict(init_scale=(lambda v: v > 0, 'a number > 0'), growth_factor=(lambda v: v > 1, 'a number > 1'),
+               backoff_factor=(lambda v: 0 < v < 1, 'a number between 0 and 1 (both excluded)'),
+               growth_interval=(lambda v: int(v) == v and v >= 1, 'an integer >= 1'))
+
+def check_scaler_kwargs(dtype:torch.dtype, # the autocast dtype: only float16 has a `GradScaler`
+                        kwargs:dict, # settings for `torch.amp.GradScaler`
+                       )->dict:
+    "`kwargs` if each is a `GradScaler` setting in its range and `dtype` is float16, else a ValueError naming it"
+    for k, v in kwargs.items():
+        if k not in _SCALER: raise ValueError(f"{k}: not a GradScaler setting; use one of {list(_SCALER)}")
+        ok, what = _SCALER[k]
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or not ok(v):
+            raise ValueError(f"{k}: must be {what}, got {v!r}")
+        if dtype != torch.float16:
+            raise ValueError(f"{k}: a GradScaler setting, for float16 only (bfloat16 trains without loss scaling)")
+    return kwargs
+
 # %% ../nbs/13_mixed_precision.ipynb #7afed1d8
 class DeviceAMP(_AutocastBatches, AutocastPrecision):
     "Mixed precision with `torch.autocast` on the device the learner trains on; a `GradScaler` for float16"
@@ -107,8 +127,8 @@ class DeviceAMP(_AutocastBatches, AutocastPrecision):
     def __init__(self, dtype=torch.bfloat16, # torch.bfloat16 or torch.float16 (or 'bf16', 'fp16')
                  **scaler_kwargs, # passed to `torch.amp.GradScaler` (float16 only), e.g. `init_scale`
                 ):
-        self.dtype, self.scaler_kwargs = _check_dtype(dtype), scaler_kwargs
-        torch.amp.GradScaler('cpu', enabled=False, **scaler_kwargs)  # refuses unknown arguments now, not at `fit`
+        self.dtype = _check_dtype(dtype)
+        self.scaler_kwargs = check_scaler_kwargs(self.dtype, scaler_kwargs)  # now, not at `fit`
 
     def before_fit(self):
         p = next(self.model.parameters(), None)
@@ -174,9 +194,11 @@ def digits_dls(bs:int=32, # batch size
                device=None, # where batches go; `memhelp.core.default_device()` when None
               )->DataLoaders:
     "Language-model `DataLoaders` (inputs, next tokens) over the integers written digit by digit"
-    bs, seq_len = check_int('bs', bs), check_int('seq_len', seq_len)
+    bs = check_int('bs', bs)
     n = check_int('n', n, lo=2, hi=10**7, why=' (the corpus is built in Python, digit by digit)')
     s = torch.tensor([10 if c == '.' else int(c) for i in range(1, n) for c in f'{i}.'])
+    seq_len = check_int('seq_len', seq_len, hi=(len(s) - 1) // 5,
+                        why=f' (five rows at least: {len(s)} tokens for n={n})')
     rows = (len(s) - 1) // seq_len
     items = list(zip(s[:rows * seq_len].view(rows, seq_len), s[1:rows * seq_len + 1].view(rows, seq_len)))
     cut = rows * 4 // 5

@@ -48,6 +48,13 @@ def _train_trace(bs, order, n_batches, seed, device)->list:
     return rec.events[:ends[-1] + 1]  # the training steps; validation is not part of the step
 
 # %% ../nbs/22_reserved.ipynb #04abaecc
+def _card_budget(budget)->int|None:
+    "`budget` in bytes: a size (`check_budget`), or what a card of `gpu_table()` leaves the allocator"
+    if not (isinstance(budget, str) and budget.strip()[:1].isalpha()): return check_budget(budget)
+    try: return device_budget(budget)
+    except ValueError as e:  # its message names its own argument, `gpu`
+        raise ValueError(f"budget: {str(e).split(': ', 1)[-1]}, or give bytes such as '64MiB'") from None
+
 def allocator_run(bs:int=8, # documents per batch
                   order:str='growing', # 'sorted' (fastai's SortedDL), 'random' or 'growing' (shortest batch first)
                   expandable:bool=False, # replay with `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`
@@ -61,7 +68,7 @@ def allocator_run(bs:int=8, # documents per batch
     bs, n_batches = check_int('bs', bs), check_int('n_batches', n_batches, hi=1000)  # get_text_dls checks bs's top
     order, seed = check_choice('order', order, _ORDERS), check_int('seed', seed, lo=0, hi=2**32 - 1)
     check_bool('expandable', expandable); check_bool('empty_cache', empty_cache)
-    cap = device_budget(budget) if isinstance(budget, str) and not budget[0].isdigit() else check_budget(budget)
+    cap = _card_budget(budget)
     events = _train_trace(bs, order, n_batches, seed, check_device(device))
     r = replay(with_empty_cache(events) if empty_cache else events, cap,
                'expandable_segments:True' if expandable else None)

@@ -51,6 +51,8 @@ def embedding_bytes(vocab_sz:int, # rows of the embedding: the vocabulary size
     "Exact bytes of an embedding (and decoder) with its gradients and optimizer state"
     V, E = check_int('vocab_sz', vocab_sz), check_int('emb_sz', emb_sz)
     tied, decoder, out_bias = check_bool('tied', tied), check_bool('decoder', decoder), check_bool('out_bias', out_bias)
+    if not (out_bias or decoder or tied):
+        raise ValueError("out_bias: there is no decoder to have a bias; pass decoder=True or tied=True with it")
     k, b = _OPT_BUFFERS[check_choice('opt', opt, tuple(_OPT_BUFFERS))], _elt_size(dtype)
     n = V * E + ((0 if tied else V * E) + (V if out_bias else 0) if (decoder or tied) else 0)
     return dict(parameters=n * b, gradients=n * b, optimizer=k * n * b, total=(2 + k) * n * b)
@@ -176,13 +178,24 @@ def _lm_dls(toks, is_valid, vocab, bs, seq_len, *, seed, device):
     return dsets.dataloaders(bs=bs, seq_len=seq_len, num_workers=0, device=device)
 
 # %% ../nbs/10_vocab.ipynb #5ffa39ca
-def _check_run(tokenizer, opt, max_vocab, sub_vocab_sz, seed, **counts):
-    "All of `vocab_run`'s checks, before any tokenizing or training; `counts`: the integers >= 1, by name"
+def _check_run(tokenizer, opt, max_vocab, sub_vocab_sz, seed, **counts)->int|None:
+    "`vocab_run`'s checks, before any tokenizing or training (`counts`: integers >= 1); the sentencepiece size"
     check_choice('tokenizer', tokenizer, _TOKENIZERS); check_choice('opt', opt, tuple(_OPT_FUNCS))
-    _check_max_vocab(max_vocab); _check_sub_vocab(sub_vocab_sz)
+    _check_max_vocab(max_vocab)
+    if tokenizer == 'word' and sub_vocab_sz is not None:  # it would be ignored: the word tokenizer has no size
+        raise ValueError(f"sub_vocab_sz: only for tokenizer='subword' (words have no size to set), "
+                         f"got {sub_vocab_sz!r}")
     for name, v in counts.items(): check_int(name, v)
     for name in ('emb_sz', 'n_hid'): check_int(name, counts[name], hi=4096, why=' (a layer width)')
     check_int('seed', seed, lo=0)
+    return None if tokenizer == 'word' else _check_sub_vocab(1000 if sub_vocab_sz is None else sub_vocab_sz)
+
+def _check_min_freq(min_freq, counter):
+    "A ValueError naming `min_freq` if no token of the corpus (`counter`) occurs that often: none would get an id"
+    most = max((c for w, c in counter.items() if w not in _text_defaults.text_spec_tok), default=0)
+    if min_freq > most:
+        raise ValueError(f"min_freq: must be at most {most} (the most frequent token's count in this corpus; above it "
+                         f"the vocabulary is fastai's special tokens only), got {min_freq}")
 
 def _tokens(tokenizer, sub_vocab_sz, source):
     return _word_tokens(source) if tokenizer == 'word' else _subword_tokens(sub_vocab_sz, source)
@@ -191,7 +204,7 @@ def _tokens(tokenizer, sub_vocab_sz, source):
 def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword' (sentencepiece)
               min_freq:int=3, # `Numericalize(min_freq=...)`
               max_vocab:int=60000, # `Numericalize(max_vocab=...)`, special tokens included
-              sub_vocab_sz:int=1000, # sentencepiece size, for tokenizer='subword'
+              sub_vocab_sz:int|None=None, # sentencepiece size, for tokenizer='subword' only (1000 when None)
               bs:int=16, # batch size
               words:int=16, # words of text per row; seq_len = words x tokens per word, rounded up
               emb_sz:int=32, # AWD-LSTM embedding size
@@ -204,10 +217,11 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
               device=None, # where to train; CUDA if available when None
              )->MemRecorder:
     "Train a small AWD-LSTM language model for `n_batches` batches; the `MemRecorder` also gets `vocab_stats`"
-    _check_run(tokenizer, opt, max_vocab, sub_vocab_sz, seed, min_freq=min_freq, bs=bs, words=words, emb_sz=emb_sz,
-               n_hid=n_hid, n_batches=n_batches)
+    sub_vocab_sz = _check_run(tokenizer, opt, max_vocab, sub_vocab_sz, seed, min_freq=min_freq, bs=bs, words=words,
+                              emb_sz=emb_sz, n_hid=n_hid, n_batches=n_batches)
     dev = check_device(device)
     toks, is_valid, n_words = _tokens(tokenizer, sub_vocab_sz, source)
+    counts = Counter(w for d in toks for w in d); _check_min_freq(min_freq, counts)
     num = Numericalize(min_freq=min_freq, max_vocab=max_vocab); num.setup(toks)
     n_tok = sum(len(d) for d in toks)
     seq_len = math.ceil(words * n_tok / n_words)
@@ -216,7 +230,7 @@ def vocab_run(tokenizer:str='word', # 'word' (fastai's spaCy rules) or 'subword'
     rec = _fit_lm(dls, emb_sz, n_hid, opt, budget=budget, n_batches=n_batches, seed=seed)
     rec.vocab_stats = dict(tokenizer=tokenizer, vocab_sz=len(num.vocab), seq_len=seq_len, tokens_per_batch=bs * seq_len,
                            corpus_tokens=n_tok, tokens_per_word=n_tok / n_words, batches_per_epoch=len(dls.train),
-                           unk_share=_unk_share(Counter(w for d in toks for w in d), num.vocab),
+                           unk_share=_unk_share(counts, num.vocab),
                            embedding=embedding_bytes(len(num.vocab), emb_sz, opt, tied=True))
     return rec
 
