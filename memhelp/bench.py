@@ -367,7 +367,7 @@ def _outcome(f, kwargs, param, timeout)->tuple:
 # %% ../nbs/90_benchmarks.ipynb #90sw0003
 SWEEP_MODULES = ('core', 'allocator', 'callback', 'explorer', 'data', 'peak', 'models', 'step', 'cuda_emulation',
                  'fake_step', 'vocab', 'imgsize', 'batching', 'precision', 'bptt', 'accumulate', 'checkpoint', 'optim',
-                 'dropout', 'tabular', 'planner', 'distributed', 'reserved', 'bench')  # every module of memhelp
+                 'dropout', 'tabular', 'planner', 'distributed', 'reserved', 'llm', 'bench')  # every module of memhelp
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 # valid values of optional parameters that a function needs to get as far as the one under test
 _SWEEP_BASE = {**{f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory', 'step_spec')},
@@ -388,15 +388,12 @@ _SUM = 'arithmetic on sizes, nothing allocated: a huge size gives a huge figure,
 _SWEEP_WHY = {
     ('core.check_int', 'lo'): 'a bound may be any integer; the error then names the argument checked, as it should',
     ('core.round_up', 'to'): 'any positive integer is a multiple to round up to',
-    ('core.check_number', 'hi_open'): "left for 00_core: `check_number` should `check_bool('hi_open', ...)`",
-    ('core.track_memory', 'in_use'): 'left for 00_core: `in_use` beyond any device (or with no budget) is ignored '
-                                     'without a word; refuse it, or say so',
+    ('core.track_memory', 'in_use'): 'bytes already in use: charged to a budget (an OOM at once when it leaves '
+                                     'nothing) and shown in the summary without one; any size is one',
     ('allocator.replay', 'outside'): "bytes held outside the allocator, for the OOM message's totals only: any size "
                                      "is one",
     ('allocator.smallest_capacity', 'step'): 'the resolution: the answer is a multiple of it that fits, never less '
                                              'than what is needed (a coarse step errs safe)',
-    ('step.step_spec', 'checkpoint'): "left for 07_step: refuse `checkpoint` beyond the model's layers",
-    ('step.step_spec', 'real'): "left for 07_step: `real` is not checked (`check_bool('real', real)`)",
     ('bptt.lm_chunks', 'seq_len'): "it lists what fastai's loader does: past a row's block it reads the block, and "
                                    "the `n` column says so (14_lstm_chunking shows it, seq_len 100 on rows of 21)",
     ('bptt.chunk_grid', 'seq_len'): 'as for lm_chunks, whose grid it is',
@@ -404,11 +401,6 @@ _SWEEP_WHY = {
     ('data.make_image_folder', 'seed'): _SEED, ('data.get_image_dls', 'seed'): _SEED,
     ('data.random_dls', 'seed'): _SEED,
     ('data.random_dls', 'n_classes'): 'labels are drawn from range(n_classes): any count is a label set',
-    ('fake_step.predict_memory', 'checkpoint'): 'left for 07_step: `step_spec` should refuse `checkpoint` beyond the '
-                                                "model's layers (a 10**13-segment plan is accepted)",
-    ('fake_step.measure_memory', 'checkpoint'): 'left for 07_step: as for predict_memory',
-    ('planner.predict_memory', 'checkpoint'): 'left for 07_step: as for fake_step.predict_memory',
-    ('planner.measure_memory', 'checkpoint'): 'left for 07_step: as for fake_step.predict_memory',
     ('fake_step.measure_memory', 'timeout'): 'seconds: a fraction is a duration, and a long limit is the caller\'s',
     ('planner.measure_memory', 'timeout'): 'seconds: a fraction is a duration, and a long limit is the caller\'s',
     ('distributed.run_ranks', 'timeout'): 'seconds: 2.5 is a duration (a TimeoutError naming `timeout` when the '
@@ -461,7 +453,8 @@ def sweep_samples()->dict:
                 f=lambda: (lambda t: t), opt=lambda: torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1),
                 xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8,
                 world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank, gpu=lambda: 'T4',
-                events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)])
+                events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)],
+                make=lambda: lambda n: nn.Sequential(*[nn.Linear(32, 32) for _ in range(n)]))
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0011
 def _sweep_targets(modules)->list:

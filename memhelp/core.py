@@ -104,6 +104,7 @@ def check_number(name:str, # the argument's name, for the message
                  why:str='', # a reason for the range, appended to the message
                 )->float:
     "`v` as a float if it is a finite real number in [lo, hi] (or [lo, hi)), else a ValueError naming `name`"
+    check_bool('hi_open', hi_open)
     ok = not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
     if not (ok and (lo is None or v >= lo) and (hi is None or (v < hi if hi_open else v <= hi))):
         rng = (f'from {lo} to {hi}' if lo is not None and hi is not None else f'>= {lo}' if lo is not None

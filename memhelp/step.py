@@ -330,6 +330,8 @@ def _model_named(model, checkpoint)->tuple:
                          "checkpoint=0 to plan that, or call gradient_checkpointing_disable() first")
     if checkpoint and not checkpoint_parts(model):
         raise ValueError(f"checkpoint: {name} has no nn.Sequential part and no repeated blocks to checkpoint")
+    if checkpoint > (most := max((len(b) for b in checkpoint_parts(model)), default=0)):  # more would be clipped
+        raise ValueError(f"checkpoint: at most {most} (the layers of {name}'s longest part), got {checkpoint}")
     return name, model
 
 # %% ../nbs/07_step.ipynb #8ccbfd70
@@ -387,6 +389,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     name, model = _model_named(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
+    check_bool('real', real)
     device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
     model, batch = _cast_step(model, batch, precision)
