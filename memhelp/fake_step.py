@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import copy, logging, os, re, weakref, warnings
+import copy, logging, math, os, re, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -29,8 +29,8 @@ from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 
 # %% auto #0
-__all__ = ['plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels', 'clear_caches', 'predict_memory',
-           'measure_memory', 'CardVerdict']
+__all__ = ['FOLLOW_LIMIT', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels', 'clear_caches',
+           'predict_memory', 'measure_memory', 'CardVerdict']
 
 # %% ../nbs/09_fake_step.ipynb #4a4d6933
 def _default_loss(pred, *yb):
@@ -149,38 +149,49 @@ def _fit_rows(t, bs):
     return t[torch.arange(bs, device=t.device) % len(t)] if len(t) else t.new_zeros((bs, *t.shape[1:]))
 
 # %% ../nbs/09_fake_step.ipynb #6c43d756
+FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch (64 MiB: a design bound, not measured)
+
+def _nbytes(x)->int: return sum(t.numel() * t.element_size() for t in tensors_in(x))
+
 class _KnownValues(TorchDispatchMode):
     "Follows the real values of the batch's integer tensors, and of what is computed from them alone, beside fakes"
     def __init__(self):
-        super().__init__(); self.values = WeakIdKeyDictionary()
+        super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
     def know(self, fake, real): self.values[fake] = real; return fake
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
-        known = bool(ins) and all(t in self.values for t in ins)
-        if not known: return func(*args, **kwargs)
+        if not ins or not all(t in self.values for t in ins): return func(*args, **kwargs)
+        try: out = func(*args, **kwargs)
+        except _DATA_DEPENDENT: out = None  # nonzero, masked_select, item(): shapes or values from the real values
+        if out is not None and not func.is_view and _nbytes(out) > FOLLOW_LIMIT:
+            self.unfollowed.append(_nbytes(out)); return out  # its values would cost the batch's size in real memory
         real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
         with _disable_current_modes(): out_real = func(*map_tensors(list(args), real), **map_tensors(kwargs, real))
-        # item(), is_nonzero(), equal(): the real answer
-        if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real
-        try: out = func(*args, **kwargs)
-        # nonzero, masked_select, ...: shapes from the values
-        except (DataDependentOutputException, DynamicOutputShapeException):
-            out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=ins[0].device))
+        if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real  # item(), equal(): the real answer
+        if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=ins[0].device))
         for f, r in zip(tensors_in(out), tensors_in(out_real)): self.values[f] = r
         return out
 
 # %% ../nbs/09_fake_step.ipynb #0f92158f
+def _values(t, shape, known):
+    "Real values for the batch tensor `t` at `shape`: zeros expanded (no storage) for a shape-only one, else its rows"
+    if t.is_meta: return torch.zeros((), dtype=t.dtype).expand(shape)
+    if known is not None and math.prod(shape) * t.element_size() > FOLLOW_LIMIT: return None  # too large to follow
+    return _fit_rows(t.as_subclass(torch.Tensor), shape[0] if shape else 0)  # plain: fastai's subclasses refuse some
+
 def _make_batch(batch, bs, dev, known=None):
     "`batch` with `bs` rows on `dev`: real (values repeated), or shape-only when `known` follows the integer values"
     def one(t):
         shape = (bs, *t.shape[1:]) if t.ndim else ()
-        # plain tensors: fastai's subclasses refuse some functions outside its loop
-        values = lambda: torch.zeros(shape, dtype=t.dtype) if t.is_meta else _fit_rows(t.as_subclass(torch.Tensor), bs)
-        if known is None: return values().to(dev)
-        fake = torch.empty(shape, dtype=t.dtype, device=dev)
+        if known is None: return _values(t, shape, None).to(dev).contiguous()  # real: the whole batch
+        try: fake = torch.empty(shape, dtype=t.dtype, device=dev)
+        except RuntimeError as e:
+            raise ValueError(f"bs: a batch of {bs} rows of {tuple(t.shape[1:])} cannot be made: {_first_line(e)}") from None
         if t.is_floating_point(): return fake
-        with _disable_current_modes(): return known.know(fake, values())  # made outside the fake mode and the tracker
+        with _disable_current_modes(): values = _values(t, shape, known)  # made outside the fake mode and the tracker
+        if values is None: known.unfollowed.append(math.prod(shape) * t.element_size()); return fake
+        return known.know(fake, values)
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
@@ -295,9 +306,17 @@ def _failures_named(model, spec:StepSpec):
     "Inside the block, an error raised in a module of `model` becomes a ValueError naming it and its inputs' shapes"
     with _module_stack(model) as stack:
         try: yield
-        except (RuntimeError, TypeError, AssertionError) as e:
+        except (RuntimeError, TypeError, AssertionError, ValueError) as e:
             if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)) or not stack: raise
             name, m, shapes = stack[-1]
+            where = (f"{spec.name}'s module `{name}` ({type(m).__name__}) given inputs of shape "
+                     f"{', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch {spec.micro_bs})")
+            if 'Storage size calculation overflowed' in str(e):  # torch's limit on one tensor's size: the batch's fault
+                raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
+                                 f"bytes) in {where}: {_first_line(e)}") from None
+            if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: its words, not a kernel's
+                raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
+                                 f"(raised by {where})") from None
             raise ValueError(f"input_shape or batch: {spec.name}'s module `{name}` ({type(m).__name__}) cannot take "
                              f"inputs of shape {', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch "
                              f"{spec.micro_bs}): {_first_line(e)}") from None
@@ -313,8 +332,13 @@ def _quiet_fake_log():
     try: yield
     finally: log.setLevel(level)
 
-def _shadow_failed(name, e):
-    return ValueError(f"model: {name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
+def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
+    "The ValueError for a fake step that failed: the batch's values not followed (too large), or the model"
+    if isinstance(e, _DATA_DEPENDENT) and known.unfollowed:
+        return ValueError(f"bs: a batch of {spec.micro_bs} rows is too large for a prediction to follow its values "
+                          f"({fmt_bytes(max(known.unfollowed))}; at most FOLLOW_LIMIT = {fmt_bytes(FOLLOW_LIMIT)}), and "
+                          f"{spec.name} reads them ({_first_line(e)}); predict a smaller bs, or measure_memory")
+    return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
                       "A model that reads tensor values outside its batch, or keeps tensors in objects that are not "
                       "modules, cannot be predicted; use measure_memory on a small batch instead")
 
@@ -324,16 +348,16 @@ _FAKE_FAILURES = (RuntimeError, NotImplementedError, TypeError, AssertionError)
 def _predict_one(spec:StepSpec)->MemPlan:
     "`predict_memory` on one device: a warm step of a shadow of the model on fake tensors"
     cuda = spec.device.type == 'cuda'
-    rec = AllocRecorder() if cuda and not spec.attribute else None
+    rec, known = AllocRecorder() if cuda and not spec.attribute else None, _KnownValues()
     try:
         mode, shadow, o = _warm_shadow(spec)
-        with mode, _KnownValues() as known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
+        with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
             with _failures_named(shadow, spec):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
                     rec = AllocRecorder(); _step_peak(shadow, o, replace(spec, attribute=False), known, rec)
             mm = model_memory(shadow, o, round_to=spec.round_to)
-    except _FAKE_FAILURES as e: raise _shadow_failed(spec.name, e) from e
+    except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     events = _steady_trace(rec.events, rec.start) if cuda else None
     return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
                     reserved=None if events is None else replay(events).reserved_peak)
@@ -440,14 +464,15 @@ def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)-
 # %% ../nbs/09_fake_step.ipynb #d9ac4c09
 def _predict_sharded(spec:StepSpec)->MemPlan:
     "The plan of rank 0 of `n_gpus`: the sharded step on fake tensors in a simulated world"
+    known = _KnownValues()
     try:
         with fake_world(spec.n_gpus):
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
-            with (mode, _KnownValues() as known, target_kernels(spec.device.type), portable_kernels(),
+            with (mode, known, target_kernels(spec.device.type), portable_kernels(),
                   _quiet_fake_log(), _failures_named(shadow, spec)):
                 parts = _sharded_parts(shadow, spec, known)
-    except _FAKE_FAILURES as e: raise _shadow_failed(spec.name, e) from e
+    except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     return _sharded_memplan(spec, parts, measured=False)
 
 # %% ../nbs/09_fake_step.ipynb #c5a44be1
