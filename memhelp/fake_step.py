@@ -29,8 +29,8 @@ from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 
 # %% auto #0
-__all__ = ['FOLLOW_LIMIT', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels', 'clear_caches',
-           'predict_memory', 'measure_memory', 'CardVerdict']
+__all__ = ['FOLLOW_LIMIT', 'UNKNOWN_MARGIN', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels',
+           'clear_caches', 'predict_memory', 'measure_memory', 'CardVerdict']
 
 # %% ../nbs/09_fake_step.ipynb #4a4d6933
 def _default_loss(pred, *yb):
@@ -99,6 +99,8 @@ class MemPlan:
     ranks: list = None  # every rank's peak, when measured on `n_gpus` processes
     reserved: int = None  # emulated CUDA reserved peak over two steps (`memhelp.allocator.replay`); None: not CUDA
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
+    unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
+    units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
@@ -109,8 +111,9 @@ class MemPlan:
         parts = ', '.join(f'{k} {fmt_bytes(getattr(self, k))}' for k in _PLAN_PARTS if getattr(self, k))
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
         res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
+        units = '' if self.units is None else f"; FSDP units: {', '.join(u or '(root)' for u in self.units)}"
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
-                + res)
+                + res + units + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -157,6 +160,7 @@ class _KnownValues(TorchDispatchMode):
     "Follows the real values of the batch's integer tensors, and of what is computed from them alone, beside fakes"
     def __init__(self):
         super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
+        self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
     def know(self, fake, real): self.values[fake] = real; return fake
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -168,10 +172,15 @@ class _KnownValues(TorchDispatchMode):
             self.unfollowed.append(_nbytes(out)); return out  # its values would cost the batch's size in real memory
         real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
         with _disable_current_modes(): out_real = func(*map_tensors(list(args), real), **map_tensors(kwargs, real))
+        if out is None: self.unknowns[_VALUES_READ.format(_OP_NAMES.get(func.overloadpacket.__name__, func))] = None
         if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real  # item(), equal(): the real answer
-        if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=ins[0].device))
+        if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=r.device))
         for f, r in zip(tensors_in(out), tensors_in(out_real)): self.values[f] = r
         return out
+
+_OP_NAMES = {'_local_scalar_dense': 'item()', 'is_nonzero': 'bool()'}  # what a user writes
+_VALUES_READ = ("`{}` read the batch's values to set a size or a value: planned with this batch's values (zeros for a "
+                "shape-only batch); another batch can need more")
 
 # %% ../nbs/09_fake_step.ipynb #0f92158f
 def _values(t, shape, known):
@@ -187,7 +196,8 @@ def _make_batch(batch, bs, dev, known=None):
         if known is None: return _values(t, shape, None).to(dev).contiguous()  # real: the whole batch
         try: fake = torch.empty(shape, dtype=t.dtype, device=dev)
         except RuntimeError as e:
-            raise ValueError(f"bs: a batch of {bs} rows of {tuple(t.shape[1:])} cannot be made: {_first_line(e)}") from None
+            raise ValueError(f"bs: a batch of {bs} rows of {tuple(t.shape[1:])} cannot be made: {_first_line(e)}"
+                             ) from None
         if t.is_floating_point(): return fake
         with _disable_current_modes(): values = _values(t, shape, known)  # made outside the fake mode and the tracker
         if values is None: known.unfollowed.append(math.prod(shape) * t.element_size()); return fake
@@ -311,10 +321,10 @@ def _failures_named(model, spec:StepSpec):
             name, m, shapes = stack[-1]
             where = (f"{spec.name}'s module `{name}` ({type(m).__name__}) given inputs of shape "
                      f"{', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch {spec.micro_bs})")
-            if 'Storage size calculation overflowed' in str(e):  # torch's limit on one tensor's size: the batch's fault
+            if 'Storage size calculation overflowed' in str(e):  # torch's limit on a tensor's size: the batch's fault
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
-            if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: its words, not a kernel's
+            if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
                                  f"(raised by {where})") from None
             raise ValueError(f"input_shape or batch: {spec.name}'s module `{name}` ({type(m).__name__}) cannot take "
@@ -336,11 +346,42 @@ def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
     "The ValueError for a fake step that failed: the batch's values not followed (too large), or the model"
     if isinstance(e, _DATA_DEPENDENT) and known.unfollowed:
         return ValueError(f"bs: a batch of {spec.micro_bs} rows is too large for a prediction to follow its values "
-                          f"({fmt_bytes(max(known.unfollowed))}; at most FOLLOW_LIMIT = {fmt_bytes(FOLLOW_LIMIT)}), and "
+                          f"({fmt_bytes(max(known.unfollowed))}; FOLLOW_LIMIT is {fmt_bytes(FOLLOW_LIMIT)}), and "
                           f"{spec.name} reads them ({_first_line(e)}); predict a smaller bs, or measure_memory")
     return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
                       "A model that reads tensor values outside its batch, or keeps tensors in objects that are not "
                       "modules, cannot be predicted; use measure_memory on a small batch instead")
+
+# %% ../nbs/09_fake_step.ipynb #fs27u1
+def _custom_functions(out)->set:
+    "Names of the custom autograd Functions, other than torch's own, in the graph that made `out`"
+    todo, seen, found = [t.grad_fn for t in tensors_in(out)], set(), set()
+    while todo:
+        n = todo.pop()
+        if n is None or n in seen: continue
+        seen.add(n)
+        cls = getattr(n, '_forward_cls', None)  # set on the backward nodes of `torch.autograd.Function`s
+        if cls is not None and not cls.__module__.startswith('torch.'): found.add(cls.__qualname__)
+        todo.extend(f for f, _ in n.next_functions)
+    return found
+
+@contextmanager
+def _unknowns_noted(model, known:_KnownValues):
+    "Note in `known.unknowns` the custom Functions of `model`'s forward and the operators run for real on zeros"
+    def fns(m, args, out):
+        for f in sorted(_custom_functions(out)): known.unknowns[_CUSTOM_FN.format(f)] = None
+    ft, run = torch._subclasses.fake_tensor, torch._subclasses.fake_tensor.run_fallback_kernel
+    def fallback(mode, func, *args):  # torch has no hook for this: its module's function is wrapped in the block
+        known.unknowns[_FALLBACK.format(func)] = None
+        return run(mode, func, *args)
+    h, ft.run_fallback_kernel = model.register_forward_hook(fns), fallback
+    try: yield
+    finally: h.remove(); ft.run_fallback_kernel = run
+
+_CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
+              "allocates outside them (a C++/CUDA extension's own buffers) is not")
+_FALLBACK = ("`{}` has no fake kernel: run for real on zeros to learn its output's shape; what it allocates inside is "
+             "not counted")
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e01
 _FAKE_FAILURES = (RuntimeError, NotImplementedError, TypeError, AssertionError)
@@ -352,7 +393,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     try:
         mode, shadow, o = _warm_shadow(spec)
         with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
-            with _failures_named(shadow, spec):
+            with _failures_named(shadow, spec), _unknowns_noted(shadow, known):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
                     rec = AllocRecorder(); _step_peak(shadow, o, replace(spec, attribute=False), known, rec)
@@ -360,7 +401,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     events = _steady_trace(rec.events, rec.start) if cuda else None
     return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
-                    reserved=None if events is None else replay(events).reserved_peak)
+                    reserved=None if events is None else replay(events).reserved_peak, unknowns=tuple(known.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #8ba4a2b9
 def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
@@ -470,10 +511,10 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
             with (mode, known, target_kernels(spec.device.type), portable_kernels(),
-                  _quiet_fake_log(), _failures_named(shadow, spec)):
+                  _quiet_fake_log(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
                 parts = _sharded_parts(shadow, spec, known)
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
-    return _sharded_memplan(spec, parts, measured=False)
+    return replace(_sharded_memplan(spec, parts, measured=False), unknowns=tuple(known.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #c5a44be1
 def _rank_parts(spec:StepSpec)->dict:
@@ -574,13 +615,18 @@ def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. 
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
     return smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
 
+UNKNOWN_MARGIN = 0.25  # `fits` keeps this share of the peak free when a plan has unknowns (see below)
+
 @patch
 def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` ('T4', 'A100-80')
          conf=None, # CUDA plans: `PYTORCH_CUDA_ALLOC_CONF` settings
         )->bool:
     "Whether the step fits in `budget`: a CUDA plan by the allocator's replay (`on_card`), others by their peak"
-    if self.events is not None: return self.on_card(budget, conf).fits
     _, cap, outside, ws = _card(budget)
+    if self.unknowns:  # what the plan could not know may need more: its peak (or reserved) and the margin must fit
+        need = max(self.peak, self.reserved or 0) * (1 + UNKNOWN_MARGIN)
+        if need + (sum(outside.values()) + 2 * ws if self.device == 'cuda' else 0) > cap: return False
+    if self.events is not None: return self.on_card(budget, conf).fits
     if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
         return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
     return self.peak <= cap
