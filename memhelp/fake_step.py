@@ -21,7 +21,7 @@ from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
-from .distributed import fake_world, shard_model, run_ranks, preload_ranks
+from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed)
 from .cuda_emulation import autocast_for, target_kernels
@@ -480,26 +480,36 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
     return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec)
 
 # %% ../nbs/09_fake_step.ipynb #631045c7
+def _unit_names(model, blocks)->tuple:
+    "Names of FSDP's units in `model`: each of `blocks`, then the root ('') with what no block holds"
+    names = {id(m): n for n, m in model.named_modules()}
+    return (*(names.get(id(b), type(b).__name__) for b in blocks), '')
+
 def _sharded_parts(model, spec:StepSpec, known=None)->dict:
     "Per-rank bytes of a DDP or FSDP step of `model` in the process group in force: state, activations, peak"
     o = _warm_up(model, spec.opt, spec.splitter)  # first as one device: the activations a rank's batch makes
     held1, peak1, _ = _step_peak(model, o, spec, known)
     del o
     for p in model.parameters(): p.grad = None
+    fsdp = spec.strategy == 'fsdp'
+    blocks = (fsdp_blocks(model) if spec.blocks is None else spec.blocks(model)) if fsdp else None
+    units = _unit_names(model, blocks) if fsdp else None
     with track_memory('cpu', round_to=spec.round_to) as outer:
         outer.adopt([*model.parameters(), *held_tensors(model)])
-        wrapped = shard_model(model, spec.strategy, None if spec.blocks is None else spec.blocks(model))
+        wrapped = shard_model(model, spec.strategy, blocks)
         o = _make_opt(model, spec.opt, spec.splitter)
         for _ in range(3):  # the steady state: DDP rebuilds its buckets in the second step
-            held = outer.current
-            buffers, peak, _ = _step_peak(wrapped, o, spec, known)
+            outer.mark()  # the step's peak is this block's: FSDP regrows storages made in an earlier step (`resize_`)
+            buffers, _, _ = _step_peak(wrapped, o, spec, known)
+            peak = outer.mark()[1]
         mm = model_memory(model, o, round_to=spec.round_to)
-    return dict(peak=held + peak - buffers, buffers=buffers, activations=peak1 - held1, **mm)
+    return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, **mm)
 
 # %% ../nbs/09_fake_step.ipynb #c0da0021
 def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)->MemPlan:
     "Rank 0's `MemPlan`; `extra` is what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers"
-    p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks)
+    p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks,
+                 units=parts['units'])
     return replace(p, extra=parts['peak'] - p.peak)
 
 # %% ../nbs/09_fake_step.ipynb #d9ac4c09
