@@ -171,7 +171,12 @@ class _KnownValues(TorchDispatchMode):
         if out is not None and not func.is_view and _nbytes(out) > FOLLOW_LIMIT:
             self.unfollowed.append(_nbytes(out)); return out  # its values would cost the batch's size in real memory
         real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
-        with _disable_current_modes(): out_real = func(*map_tensors(list(args), real), **map_tensors(kwargs, real))
+        try:
+            with _disable_current_modes(): out_real = func(*map_tensors(list(args), real), **map_tensors(kwargs, real))
+        except RuntimeError:  # in place on an expanded zero (a shape-only batch's values): no longer followed
+            if out is None: raise
+            for t in ins: self.values.pop(t, None)
+            return out
         if out is None: self.unknowns[_VALUES_READ.format(_OP_NAMES.get(func.overloadpacket.__name__, func))] = None
         if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real  # item(), equal(): the real answer
         if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=r.device))
