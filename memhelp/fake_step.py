@@ -589,6 +589,7 @@ class CardVerdict:
     card: str; capacity: int; allocated: int; reserved: int; outside: dict; fits: bool; conf: str = ''
     # reserved: the replay's peak; where it ran out, the peak it reaches without a limit (what the steps would need)
     oom: str = field(default=None, repr=False)  # CUDA's message, emulated, where the replay ran out
+    unknowns: tuple = ()  # the plan's `unknowns`: the verdict then also keeps `UNKNOWN_MARGIN` of the peak free
     @property
     def total(self)->int: return self.reserved + sum(self.outside.values())
     def __repr__(self):
@@ -601,9 +602,19 @@ class CardVerdict:
                 f"{'; needed, uncapped: the replay ran out' if self.oom else ''})\n"
                 f"  + context (cited, not measured) {fmt_bytes(sum(self.outside.values()))} = {fmt_bytes(self.total)}"
                 f"  [{ctx}]\n"
-                "  not modelled: cuDNN workspaces, other streams and processes")
+                "  not modelled: cuDNN workspaces, other streams and processes"
+                + (f"\n  NOT KNOWN to the plan ({len(self.unknowns)}): {UNKNOWN_MARGIN:.0%} of its peak kept free"
+                   if self.unknowns else ''))
 
 # %% ../nbs/09_fake_step.ipynb #v3rd1c07
+UNKNOWN_MARGIN = 0.25  # `fits` keeps this share of the peak free when a plan has unknowns (see below)
+
+def _margin_fits(plan:MemPlan, cap:int, outside:dict, ws:int)->bool:
+    "True without unknowns; else whether the peak (or reserved) and `UNKNOWN_MARGIN` of it fit, with CUDA's context"
+    if not plan.unknowns: return True
+    need = max(plan.peak, plan.reserved or 0) * (1 + UNKNOWN_MARGIN)
+    return need + (sum(outside.values()) + 2 * ws if plan.device == 'cuda' else 0) <= cap
+
 @patch
 def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), or bytes / e.g. '16GB'
             conf=None, # `PYTORCH_CUDA_ALLOC_CONF` settings, e.g. 'expandable_segments:True'
@@ -617,7 +628,9 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
     r = replay(events, max(cap - out, 0), conf, out)
     need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
-    return CardVerdict(name, cap, self.peak, need, outside, r.fits, label, None if r.fits else r.oom['message'])
+    fits = r.fits and _margin_fits(self, cap, outside, ws)
+    return CardVerdict(name, cap, self.peak, need, outside, fits, label, None if r.fits else r.oom['message'],
+                       self.unknowns)
 
 @patch
 def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. '16GB': whose context to count
@@ -628,20 +641,18 @@ def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. 
         raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
     _, _, outside, ws = _card(budget)
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
-    return smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
-
-UNKNOWN_MARGIN = 0.25  # `fits` keeps this share of the peak free when a plan has unknowns (see below)
+    need = smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
+    if not self.unknowns: return need
+    return max(need, math.ceil(max(self.peak, self.reserved) * (1 + UNKNOWN_MARGIN)) + sum(outside.values()) + 2 * ws)
 
 @patch
 def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` ('T4', 'A100-80')
          conf=None, # CUDA plans: `PYTORCH_CUDA_ALLOC_CONF` settings
         )->bool:
     "Whether the step fits in `budget`: a CUDA plan by the allocator's replay (`on_card`), others by their peak"
+    if self.events is not None: return self.on_card(budget, conf).fits  # the margin is in the card's verdict
     _, cap, outside, ws = _card(budget)
-    if self.unknowns:  # what the plan could not know may need more: its peak (or reserved) and the margin must fit
-        need = max(self.peak, self.reserved or 0) * (1 + UNKNOWN_MARGIN)
-        if need + (sum(outside.values()) + 2 * ws if self.device == 'cuda' else 0) > cap: return False
-    if self.events is not None: return self.on_card(budget, conf).fits
+    if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
     if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
         return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
     return self.peak <= cap
