@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import copy, logging, os, re, weakref, warnings
+import copy, logging, math, os, re, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -21,7 +21,7 @@ from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
-from .distributed import fake_world, shard_model, run_ranks, preload_ranks
+from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed)
 from .cuda_emulation import autocast_for, target_kernels
@@ -29,8 +29,8 @@ from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 
 # %% auto #0
-__all__ = ['plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels', 'clear_caches', 'predict_memory',
-           'measure_memory', 'CardVerdict']
+__all__ = ['FOLLOW_LIMIT', 'UNKNOWN_MARGIN', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels',
+           'clear_caches', 'predict_memory', 'measure_memory', 'CardVerdict']
 
 # %% ../nbs/09_fake_step.ipynb #4a4d6933
 def _default_loss(pred, *yb):
@@ -99,6 +99,8 @@ class MemPlan:
     ranks: list = None  # every rank's peak, when measured on `n_gpus` processes
     reserved: int = None  # emulated CUDA reserved peak over two steps (`memhelp.allocator.replay`); None: not CUDA
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
+    unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
+    units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
@@ -109,8 +111,9 @@ class MemPlan:
         parts = ', '.join(f'{k} {fmt_bytes(getattr(self, k))}' for k in _PLAN_PARTS if getattr(self, k))
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
         res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
+        units = '' if self.units is None else f"; FSDP units: {', '.join(u or '(root)' for u in self.units)}"
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
-                + res)
+                + res + units + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -149,38 +152,61 @@ def _fit_rows(t, bs):
     return t[torch.arange(bs, device=t.device) % len(t)] if len(t) else t.new_zeros((bs, *t.shape[1:]))
 
 # %% ../nbs/09_fake_step.ipynb #6c43d756
+FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch (64 MiB: a design bound, not measured)
+
+def _nbytes(x)->int: return sum(t.numel() * t.element_size() for t in tensors_in(x))
+
 class _KnownValues(TorchDispatchMode):
     "Follows the real values of the batch's integer tensors, and of what is computed from them alone, beside fakes"
     def __init__(self):
-        super().__init__(); self.values = WeakIdKeyDictionary()
+        super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
+        self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
     def know(self, fake, real): self.values[fake] = real; return fake
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
-        known = bool(ins) and all(t in self.values for t in ins)
-        if not known: return func(*args, **kwargs)
-        real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
-        with _disable_current_modes(): out_real = func(*map_tensors(list(args), real), **map_tensors(kwargs, real))
-        # item(), is_nonzero(), equal(): the real answer
-        if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real
+        if not ins or not all(t in self.values for t in ins): return func(*args, **kwargs)
         try: out = func(*args, **kwargs)
-        # nonzero, masked_select, ...: shapes from the values
-        except (DataDependentOutputException, DynamicOutputShapeException):
-            out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=ins[0].device))
+        except _DATA_DEPENDENT: out = None  # nonzero, masked_select, item(): shapes or values from the real values
+        if out is not None and not func.is_view and _nbytes(out) > FOLLOW_LIMIT:
+            self.unfollowed.append(_nbytes(out)); return out  # its values would cost the batch's size in real memory
+        real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
+        try:
+            with _disable_current_modes(): out_real = func(*map_tensors(list(args), real), **map_tensors(kwargs, real))
+        except RuntimeError:  # in place on an expanded zero (a shape-only batch's values): no longer followed
+            if out is None: raise
+            for t in ins: self.values.pop(t, None)
+            return out
+        if out is None: self.unknowns[_VALUES_READ.format(_OP_NAMES.get(func.overloadpacket.__name__, func))] = None
+        if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real  # item(), equal(): the real answer
+        if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=r.device))
         for f, r in zip(tensors_in(out), tensors_in(out_real)): self.values[f] = r
         return out
 
+_OP_NAMES = {'_local_scalar_dense': 'item()', 'is_nonzero': 'bool()'}  # what a user writes
+_VALUES_READ = ("`{}` read the batch's values to set a size or a value: planned with this batch's values (zeros for a "
+                "shape-only batch); another batch can need more")
+
 # %% ../nbs/09_fake_step.ipynb #0f92158f
+def _values(t, shape, known):
+    "Real values for the batch tensor `t` at `shape`: zeros expanded (no storage) for a shape-only one, else its rows"
+    if t.is_meta: return torch.zeros((), dtype=t.dtype).expand(shape)
+    if known is not None and math.prod(shape) * t.element_size() > FOLLOW_LIMIT: return None  # too large to follow
+    return _fit_rows(t.as_subclass(torch.Tensor), shape[0] if shape else 0)  # plain: fastai's subclasses refuse some
+
 def _make_batch(batch, bs, dev, known=None):
     "`batch` with `bs` rows on `dev`: real (values repeated), or shape-only when `known` follows the integer values"
     def one(t):
         shape = (bs, *t.shape[1:]) if t.ndim else ()
-        # plain tensors: fastai's subclasses refuse some functions outside its loop
-        values = lambda: torch.zeros(shape, dtype=t.dtype) if t.is_meta else _fit_rows(t.as_subclass(torch.Tensor), bs)
-        if known is None: return values().to(dev)
-        fake = torch.empty(shape, dtype=t.dtype, device=dev)
+        if known is None: return _values(t, shape, None).to(dev).contiguous()  # real: the whole batch
+        try: fake = torch.empty(shape, dtype=t.dtype, device=dev)
+        except RuntimeError as e:
+            raise ValueError(f"bs: a batch of {bs} rows of {tuple(t.shape[1:])} cannot be made: {_first_line(e)}"
+                             ) from None
         if t.is_floating_point(): return fake
-        with _disable_current_modes(): return known.know(fake, values())  # made outside the fake mode and the tracker
+        with _disable_current_modes(): values = _values(t, shape, known)  # made outside the fake mode and the tracker
+        if values is None: known.unfollowed.append(math.prod(shape) * t.element_size()); return fake
+        return known.know(fake, values)
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
@@ -295,9 +321,17 @@ def _failures_named(model, spec:StepSpec):
     "Inside the block, an error raised in a module of `model` becomes a ValueError naming it and its inputs' shapes"
     with _module_stack(model) as stack:
         try: yield
-        except (RuntimeError, TypeError, AssertionError) as e:
+        except (RuntimeError, TypeError, AssertionError, ValueError) as e:
             if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)) or not stack: raise
             name, m, shapes = stack[-1]
+            where = (f"{spec.name}'s module `{name}` ({type(m).__name__}) given inputs of shape "
+                     f"{', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch {spec.micro_bs})")
+            if 'Storage size calculation overflowed' in str(e):  # torch's limit on a tensor's size: the batch's fault
+                raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
+                                 f"bytes) in {where}: {_first_line(e)}") from None
+            if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
+                raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
+                                 f"(raised by {where})") from None
             raise ValueError(f"input_shape or batch: {spec.name}'s module `{name}` ({type(m).__name__}) cannot take "
                              f"inputs of shape {', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch "
                              f"{spec.micro_bs}): {_first_line(e)}") from None
@@ -313,10 +347,46 @@ def _quiet_fake_log():
     try: yield
     finally: log.setLevel(level)
 
-def _shadow_failed(name, e):
-    return ValueError(f"model: {name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
+def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
+    "The ValueError for a fake step that failed: the batch's values not followed (too large), or the model"
+    if isinstance(e, _DATA_DEPENDENT) and known.unfollowed:
+        return ValueError(f"bs: a batch of {spec.micro_bs} rows is too large for a prediction to follow its values "
+                          f"({fmt_bytes(max(known.unfollowed))}; FOLLOW_LIMIT is {fmt_bytes(FOLLOW_LIMIT)}), and "
+                          f"{spec.name} reads them ({_first_line(e)}); predict a smaller bs, or measure_memory")
+    return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
                       "A model that reads tensor values outside its batch, or keeps tensors in objects that are not "
                       "modules, cannot be predicted; use measure_memory on a small batch instead")
+
+# %% ../nbs/09_fake_step.ipynb #fs27u1
+def _custom_functions(out)->set:
+    "Names of the custom autograd Functions, other than torch's own, in the graph that made `out`"
+    todo, seen, found = [t.grad_fn for t in tensors_in(out)], set(), set()
+    while todo:
+        n = todo.pop()
+        if n is None or n in seen: continue
+        seen.add(n)
+        cls = getattr(n, '_forward_cls', None)  # set on the backward nodes of `torch.autograd.Function`s
+        if cls is not None and not cls.__module__.startswith('torch.'): found.add(cls.__qualname__)
+        todo.extend(f for f, _ in n.next_functions)
+    return found
+
+@contextmanager
+def _unknowns_noted(model, known:_KnownValues):
+    "Note in `known.unknowns` the custom Functions of `model`'s forward and the operators run for real on zeros"
+    def fns(m, args, out):
+        for f in sorted(_custom_functions(out)): known.unknowns[_CUSTOM_FN.format(f)] = None
+    ft, run = torch._subclasses.fake_tensor, torch._subclasses.fake_tensor.run_fallback_kernel
+    def fallback(mode, func, *args):  # torch has no hook for this: its module's function is wrapped in the block
+        known.unknowns[_FALLBACK.format(func)] = None
+        return run(mode, func, *args)
+    h, ft.run_fallback_kernel = model.register_forward_hook(fns), fallback
+    try: yield
+    finally: h.remove(); ft.run_fallback_kernel = run
+
+_CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
+              "allocates outside them (a C++/CUDA extension's own buffers) is not")
+_FALLBACK = ("`{}` has no fake kernel: run for real on zeros to learn its output's shape; what it allocates inside is "
+             "not counted")
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e01
 _FAKE_FAILURES = (RuntimeError, NotImplementedError, TypeError, AssertionError)
@@ -324,19 +394,19 @@ _FAKE_FAILURES = (RuntimeError, NotImplementedError, TypeError, AssertionError)
 def _predict_one(spec:StepSpec)->MemPlan:
     "`predict_memory` on one device: a warm step of a shadow of the model on fake tensors"
     cuda = spec.device.type == 'cuda'
-    rec = AllocRecorder() if cuda and not spec.attribute else None
+    rec, known = AllocRecorder() if cuda and not spec.attribute else None, _KnownValues()
     try:
         mode, shadow, o = _warm_shadow(spec)
-        with mode, _KnownValues() as known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
-            with _failures_named(shadow, spec):
+        with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
+            with _failures_named(shadow, spec), _unknowns_noted(shadow, known):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
                     rec = AllocRecorder(); _step_peak(shadow, o, replace(spec, attribute=False), known, rec)
             mm = model_memory(shadow, o, round_to=spec.round_to)
-    except _FAKE_FAILURES as e: raise _shadow_failed(spec.name, e) from e
+    except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     events = _steady_trace(rec.events, rec.start) if cuda else None
     return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
-                    reserved=None if events is None else replay(events).reserved_peak)
+                    reserved=None if events is None else replay(events).reserved_peak, unknowns=tuple(known.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #8ba4a2b9
 def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
@@ -415,40 +485,51 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
     return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec)
 
 # %% ../nbs/09_fake_step.ipynb #631045c7
+def _unit_names(model, blocks)->tuple:
+    "Names of FSDP's units in `model`: each of `blocks`, then the root ('') with what no block holds"
+    names = {id(m): n for n, m in model.named_modules()}
+    return (*(names.get(id(b), type(b).__name__) for b in blocks), '')
+
 def _sharded_parts(model, spec:StepSpec, known=None)->dict:
     "Per-rank bytes of a DDP or FSDP step of `model` in the process group in force: state, activations, peak"
     o = _warm_up(model, spec.opt, spec.splitter)  # first as one device: the activations a rank's batch makes
     held1, peak1, _ = _step_peak(model, o, spec, known)
     del o
     for p in model.parameters(): p.grad = None
+    fsdp = spec.strategy == 'fsdp'
+    blocks = (fsdp_blocks(model) if spec.blocks is None else spec.blocks(model)) if fsdp else None
+    units = _unit_names(model, blocks) if fsdp else None
     with track_memory('cpu', round_to=spec.round_to) as outer:
         outer.adopt([*model.parameters(), *held_tensors(model)])
-        wrapped = shard_model(model, spec.strategy, None if spec.blocks is None else spec.blocks(model))
+        wrapped = shard_model(model, spec.strategy, blocks)
         o = _make_opt(model, spec.opt, spec.splitter)
         for _ in range(3):  # the steady state: DDP rebuilds its buckets in the second step
-            held = outer.current
-            buffers, peak, _ = _step_peak(wrapped, o, spec, known)
+            outer.mark()  # the step's peak is this block's: FSDP regrows storages made in an earlier step (`resize_`)
+            buffers, _, _ = _step_peak(wrapped, o, spec, known)
+            peak = outer.mark()[1]
         mm = model_memory(model, o, round_to=spec.round_to)
-    return dict(peak=held + peak - buffers, buffers=buffers, activations=peak1 - held1, **mm)
+    return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, **mm)
 
 # %% ../nbs/09_fake_step.ipynb #c0da0021
 def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)->MemPlan:
     "Rank 0's `MemPlan`; `extra` is what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers"
-    p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks)
+    p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks,
+                 units=parts['units'])
     return replace(p, extra=parts['peak'] - p.peak)
 
 # %% ../nbs/09_fake_step.ipynb #d9ac4c09
 def _predict_sharded(spec:StepSpec)->MemPlan:
     "The plan of rank 0 of `n_gpus`: the sharded step on fake tensors in a simulated world"
+    known = _KnownValues()
     try:
         with fake_world(spec.n_gpus):
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
-            with (mode, _KnownValues() as known, target_kernels(spec.device.type), portable_kernels(),
-                  _quiet_fake_log(), _failures_named(shadow, spec)):
+            with (mode, known, target_kernels(spec.device.type), portable_kernels(),
+                  _quiet_fake_log(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
                 parts = _sharded_parts(shadow, spec, known)
-    except _FAKE_FAILURES as e: raise _shadow_failed(spec.name, e) from e
-    return _sharded_memplan(spec, parts, measured=False)
+    except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
+    return replace(_sharded_memplan(spec, parts, measured=False), unknowns=tuple(known.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #c5a44be1
 def _rank_parts(spec:StepSpec)->dict:
@@ -508,6 +589,7 @@ class CardVerdict:
     card: str; capacity: int; allocated: int; reserved: int; outside: dict; fits: bool; conf: str = ''
     # reserved: the replay's peak; where it ran out, the peak it reaches without a limit (what the steps would need)
     oom: str = field(default=None, repr=False)  # CUDA's message, emulated, where the replay ran out
+    unknowns: tuple = ()  # the plan's `unknowns`: the verdict then also keeps `UNKNOWN_MARGIN` of the peak free
     @property
     def total(self)->int: return self.reserved + sum(self.outside.values())
     def __repr__(self):
@@ -520,9 +602,19 @@ class CardVerdict:
                 f"{'; needed, uncapped: the replay ran out' if self.oom else ''})\n"
                 f"  + context (cited, not measured) {fmt_bytes(sum(self.outside.values()))} = {fmt_bytes(self.total)}"
                 f"  [{ctx}]\n"
-                "  not modelled: cuDNN workspaces, other streams and processes")
+                "  not modelled: cuDNN workspaces, other streams and processes"
+                + (f"\n  NOT KNOWN to the plan ({len(self.unknowns)}): {UNKNOWN_MARGIN:.0%} of its peak kept free"
+                   if self.unknowns else ''))
 
 # %% ../nbs/09_fake_step.ipynb #v3rd1c07
+UNKNOWN_MARGIN = 0.25  # `fits` keeps this share of the peak free when a plan has unknowns (see below)
+
+def _margin_fits(plan:MemPlan, cap:int, outside:dict, ws:int)->bool:
+    "True without unknowns; else whether the peak (or reserved) and `UNKNOWN_MARGIN` of it fit, with CUDA's context"
+    if not plan.unknowns: return True
+    need = max(plan.peak, plan.reserved or 0) * (1 + UNKNOWN_MARGIN)
+    return need + (sum(outside.values()) + 2 * ws if plan.device == 'cuda' else 0) <= cap
+
 @patch
 def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), or bytes / e.g. '16GB'
             conf=None, # `PYTORCH_CUDA_ALLOC_CONF` settings, e.g. 'expandable_segments:True'
@@ -536,7 +628,9 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
     r = replay(events, max(cap - out, 0), conf, out)
     need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
-    return CardVerdict(name, cap, self.peak, need, outside, r.fits, label, None if r.fits else r.oom['message'])
+    fits = r.fits and _margin_fits(self, cap, outside, ws)
+    return CardVerdict(name, cap, self.peak, need, outside, fits, label, None if r.fits else r.oom['message'],
+                       self.unknowns)
 
 @patch
 def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. '16GB': whose context to count
@@ -547,15 +641,18 @@ def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. 
         raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
     _, _, outside, ws = _card(budget)
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
-    return smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
+    need = smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
+    if not self.unknowns: return need
+    return max(need, math.ceil(max(self.peak, self.reserved) * (1 + UNKNOWN_MARGIN)) + sum(outside.values()) + 2 * ws)
 
 @patch
 def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` ('T4', 'A100-80')
          conf=None, # CUDA plans: `PYTORCH_CUDA_ALLOC_CONF` settings
         )->bool:
     "Whether the step fits in `budget`: a CUDA plan by the allocator's replay (`on_card`), others by their peak"
-    if self.events is not None: return self.on_card(budget, conf).fits
+    if self.events is not None: return self.on_card(budget, conf).fits  # the margin is in the card's verdict
     _, cap, outside, ws = _card(budget)
+    if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
     if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
         return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
     return self.peak <= cap
