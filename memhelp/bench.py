@@ -437,7 +437,8 @@ def sweep_samples()->dict:
     small = lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 2))
     to, learn = tabular_pandas(tabular_df(200)), lambda: bench_learner('cnn', 4, 32, 2)
     rec = lambda: learn().mem_profile(2, show_plot=False)
-    return dict(self=learn, model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3, budget=lambda: '64MiB',
+    return dict(self=learn, model=small, n=lambda: 1000, s=lambda: '1MB', name=lambda: 'bs', v=lambda: 3,
+                budget=lambda: '64MiB',
                 input_shape=lambda: (3, 32, 32), x=lambda: (torch.zeros(2),), nbytes=lambda: 10, what=lambda: 'bs',
                 device=lambda: 'cpu', choices=lambda: (1, 2, 3), vocab_sz=lambda: 1000, emb_sz=lambda: 32,
                 numel=lambda: 100, df=lambda: tabular_df(200), to=lambda: to, size=lambda: 32, bs=lambda: 4,

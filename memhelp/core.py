@@ -531,7 +531,8 @@ def scratch_note(trace:MemTrace, # a trace, running or ended
     if trace.alloc_peak is None:
         return (f"kernels' scratch not counted (a peak up to {SCRATCH_SEEN:.0%} low in 00_core's measurements; "
                 "kernel_scratch=True measures it on the CPU)")
-    return f"kernels' scratch measured: the CPU allocator's peak is {fmt_bytes(trace.kernel_scratch)} above the tracked one"
+    return (f"kernels' scratch measured: the CPU allocator's peak is {fmt_bytes(trace.kernel_scratch)} "
+            "above the tracked one")
 
 @patch
 def __repr__(self:MemTrace)->str:
