@@ -5,6 +5,7 @@
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
 import functools, re, sys, warnings
+from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import pandas as pd, matplotlib.pyplot as plt
 from matplotlib.figure import Figure
@@ -130,6 +131,10 @@ def _on(budget):
     return budget.strip() if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget) else _budget(budget)
 
 # %% ../nbs/20_planner.ipynb #3ebee08a
+def _bar(n:int, show:bool):
+    "A fastprogress bar of `n` steps; hidden, a stand-in (fastprogress's console bar writes to stdout even hidden)"
+    return progress_bar(range(n), leave=False) if show else SimpleNamespace(total=n, last_v=0, update=lambda v: None)
+
 def _largest_fitting(fits, size, budget:int, lo:int, hi:int, tick=lambda lo, hi: None)->int:
     "The largest batch size in [`lo`, `hi`) that `fits`, given `fits(lo)` and not `fits(hi)`; `size(bs)` aims guesses"
     s_lo, s_hi = size(lo), size(hi)
@@ -174,7 +179,7 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
                          "fewest micro-batches")
     if isinstance(model, str): model = named_model(model)
     plan = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs))
-    pb = progress_bar(range(6 * limit.bit_length()), leave=False, display=show_progress); pb.update(0)
+    pb = _bar(6 * limit.bit_length(), show_progress); pb.update(0)
     def tick(lo, hi): pb.comment = f'batch size in [{lo}, {hi})'; pb.update(min(pb.last_v + 1, pb.total - 1))
     try: return _search(plan, b, _on(budget), alloc_conf, limit, tick)
     finally: pb.update(pb.total)
@@ -267,7 +272,7 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
     if isinstance(model, str): model = named_model(model)
     predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)
     fit = lambda p: _row('as is', '', p, on, conf)['fits']
-    pb = progress_bar(range(_STEPS), leave=False, display=show_progress); pb.update(0)
+    pb = _bar(_STEPS, show_progress); pb.update(0)
     def step(kind): pb.comment = kind; pb.update(min(pb.last_v + 1, _STEPS - 1))
     def add(kind, settings, **kw):
         step(kind)
