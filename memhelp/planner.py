@@ -131,6 +131,19 @@ def _on(budget):
     return budget.strip() if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget) else _budget(budget)
 
 # %% ../nbs/20_planner.ipynb #3ebee08a
+@functools.lru_cache(maxsize=64)
+def _named_prediction(name:str, input_shape, bs:int, kw:tuple)->MemPlan:
+    "`predict_memory` of a model by name, kept: the CLI's, the tables' and the searches' same questions answered once"
+    return predict_memory(name, input_shape, bs, **dict(kw))
+
+def _predict_as(model, input_shape, bs:int, **kw)->MemPlan:
+    "`predict_memory`, through `_named_prediction` when `model` is a name and every argument a plain value"
+    # plain values only: a tensor (a batch) or a function hashes by identity, and could change under the same one
+    plain = lambda x: isinstance(x, (str, int, float, type(None))) or (isinstance(x, tuple) and all(map(plain, x)))
+    if isinstance(model, str) and all(map(plain, (input_shape, bs, *kw.values()))):
+        return _named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0])))
+    return predict_memory(model, input_shape, bs, **kw)
+
 def _bar(n:int, show:bool):
     "A fastprogress bar of `n` steps; hidden, a stand-in (fastprogress's console bar writes to stdout even hidden)"
     return progress_bar(range(n), leave=False) if show else SimpleNamespace(total=n, last_v=0, update=lambda v: None)
@@ -177,8 +190,8 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
     if 'n_acc' in kwargs:
         raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
                          "fewest micro-batches")
-    if isinstance(model, str): model = named_model(model)
-    plan = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs))
+    if isinstance(model, str): named_model(model)  # an unknown name is refused here
+    plan = functools.lru_cache(None)(lambda bs: _predict_as(model, input_shape, bs, **kwargs))
     pb = _bar(6 * limit.bit_length(), show_progress); pb.update(0)
     def tick(lo, hi): pb.comment = f'batch size in [{lo}, {hi})'; pb.update(min(pb.last_v + 1, pb.total - 1))
     try: return _search(plan, b, _on(budget), alloc_conf, limit, tick)
@@ -215,7 +228,7 @@ def _predictor(model, input_shape, bs, **common):
     memo = {}
     def predict(input_shape=input_shape, **kw):
         key = (input_shape, tuple(sorted(kw.items(), key=str)))
-        if key not in memo: memo[key] = predict_memory(model, input_shape, bs, **{**common, **kw})
+        if key not in memo: memo[key] = _predict_as(model, input_shape, bs, **{**common, **kw})
         return memo[key]
     return predict
 
@@ -269,8 +282,8 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
          **kwargs)->pd.DataFrame:
     "Each way to train with batch `target_bs` in `budget`, with its cost: CUDA plans decided by the allocator's replay"
     b, name, conf = _budget(budget), model if isinstance(model, str) else type(model).__name__, _alloc_conf(alloc_conf)
+    predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)  # a name: kept
     if isinstance(model, str): model = named_model(model)
-    predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)
     fit = lambda p: _row('as is', '', p, on, conf)['fits']
     pb = _bar(_STEPS, show_progress); pb.update(0)
     def step(kind): pb.comment = kind; pb.update(min(pb.last_v + 1, _STEPS - 1))
