@@ -5,12 +5,15 @@
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
 import functools, re, sys, warnings
+from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import pandas as pd, matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 import torch, torch.nn as nn
 from fastcore.script import anno_parser, Param
 from fastcore.basics import patch
+from fastcore.meta import delegates
+from fastprogress.fastprogress import progress_bar, IN_NOTEBOOK
 import ipywidgets as W
 from IPython.display import clear_output
 from fastai.learner import Learner
@@ -19,7 +22,7 @@ from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .explorer import display_in_kernel
 from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget
-from .allocator import gpu_capacity, parse_alloc_conf
+from .allocator import gpu_capacity, parse_alloc_conf, gpu_table
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
@@ -73,38 +76,35 @@ def _rnn_loss(loss_func, alpha=0., beta=0.):
 # %% ../nbs/20_planner.ipynb #6e05063f
 def _learner_kwargs(learn, kw)->dict:
     "`predict_memory`'s arguments for `learn`'s own model, batch, loss, optimizer and precision; `kw` overrides them"
-    kw = dict(kw)
-    if kw.get('precision') is None: kw['precision'] = _learner_precision(learn)
-    if kw.get('batch') is None: kw['batch'] = largest_batch(learn.dls.train)
-    if kw.get('bs') is None: kw['bs'] = learn.dls.train.bs
+    kw = {k: v for k, v in kw.items() if v is not None}  # None: the learner's own
+    if 'precision' not in kw: kw['precision'] = _learner_precision(learn)
+    if 'batch' not in kw: kw['batch'] = largest_batch(learn.dls.train)
+    if 'bs' not in kw: kw['bs'] = learn.dls.train.bs
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
     if any(isinstance(c, RNNCallback) for c in learn.cbs):
         loss_func = _rnn_loss(plain_loss(loss_func), *((reg.alpha, reg.beta) if reg else ()))
     return {'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func, 'n_inp': learn.dls.n_inp, **kw}
 
 # %% ../nbs/20_planner.ipynb #c305286e
+_FROM_LEARNER = ['model', 'input_shape', 'opt', 'loss_func', 'splitter', 'n_inp']  # a Learner's own: not in signatures
+
 @patch
+@delegates(predict_memory, but=_FROM_LEARNER)
 def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoader's when None
                    precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
-                   **kwargs, # `checkpoint`, `n_acc`, `n_gpus`, `strategy`, `batch` as in `predict_memory`
-                  )->MemPlan:
+                   opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+                   **kwargs)->MemPlan:
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
-    return predict_memory(self.model, **_learner_kwargs(self, dict(bs=bs, precision=precision, **kwargs)))
+    return predict_memory(self.model, **_learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs)))
 
 @patch
-def measure_memory(self:Learner, bs:int=None, precision:str=None, **kwargs)->MemPlan:
+@delegates(measure_memory, but=_FROM_LEARNER)
+def measure_memory(self:Learner, bs:int=None, # batch size; the training DataLoader's when None
+                   precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+                   opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+                   **kwargs)->MemPlan:
     "Measure the step that `Learner.predict_memory` predicts, on a real copy of the model (tracked)"
-    return measure_memory(self.model, **_learner_kwargs(self, dict(bs=bs, precision=precision, **kwargs)))
-
-# %% ../nbs/20_planner.ipynb #baea182b
-@patch
-def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
-                   limit:int=2**16, # largest batch size considered
-                   **kwargs, # `precision`, `checkpoint`, `n_gpus`, `strategy`, `batch` as in `predict_memory`
-                  )->int:
-    "The largest batch size whose predicted peak for this learner fits in `budget`"
-    kw = _learner_kwargs(self, kwargs); kw.pop('bs')
-    return max_batch_size(self.model, None, budget, limit, **kw)
+    return measure_memory(self.model, **_learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs)))
 
 # %% ../nbs/20_planner.ipynb #723480da
 def _budget(budget)->int:
@@ -131,45 +131,83 @@ def _on(budget):
     return budget.strip() if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget) else _budget(budget)
 
 # %% ../nbs/20_planner.ipynb #3ebee08a
-def _largest_by_peak(peak, budget:int, limit:int)->int:
-    "The largest batch size in 1..`limit` whose `peak(bs)` is within `budget` (0 if none)"
-    if peak(1) > budget: return 0
-    if peak(limit) <= budget: return limit
-    (x0, p0), lo, hi = (1, peak(1)), 1, limit  # peak(lo) fits, peak(hi) does not
+@functools.lru_cache(maxsize=64)
+def _named_prediction(name:str, input_shape, bs:int, kw:tuple)->MemPlan:
+    "`predict_memory` of a model by name, kept: the CLI's, the tables' and the searches' same questions answered once"
+    return predict_memory(name, input_shape, bs, **dict(kw))
+
+def _predict_as(model, input_shape, bs:int, **kw)->MemPlan:
+    "`predict_memory`, through `_named_prediction` when `model` is a name and every argument a plain value"
+    # plain values only: a tensor (a batch) or a function hashes by identity, and could change under the same one
+    plain = lambda x: isinstance(x, (str, int, float, type(None))) or (isinstance(x, tuple) and all(map(plain, x)))
+    if isinstance(model, str) and all(map(plain, (input_shape, bs, *kw.values()))):
+        return _named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0])))
+    return predict_memory(model, input_shape, bs, **kw)
+
+def _bar(n:int, show:bool):
+    "A fastprogress bar of `n` steps; hidden, a stand-in (fastprogress's console bar writes to stdout even hidden)"
+    return progress_bar(range(n), leave=False) if show else SimpleNamespace(total=n, last_v=0, update=lambda v: None)
+
+def _largest_fitting(fits, size, budget:int, lo:int, hi:int, tick=lambda lo, hi: None)->int:
+    "The largest batch size in [`lo`, `hi`) that `fits`, given `fits(lo)` and not `fits(hi)`; `size(bs)` aims guesses"
+    s_lo, s_hi = size(lo), size(hi)
     for i in range(64):
         if hi - lo <= 1: return lo
-        x1, p1 = (lo, peak(lo)) if lo > x0 else (2, peak(2))
-        if p1 > budget: return 1
-        # aim the line through the last two points at the budget; every third try, halve the bracket instead
-        guess = x1 + (budget - p1) * (x1 - x0) // max(p1 - p0, 1) if i % 3 < 2 else (lo + hi) // 2
+        tick(lo, hi)
+        # the line through the bracket's ends, aimed at the budget (the peak is near linear in bs); every third try,
+        # halve the bracket instead, so a bent curve costs at most a bisection's steps
+        guess = lo + (budget - s_lo) * (hi - lo) // max(s_hi - s_lo, 1) if i % 3 < 2 else (lo + hi) // 2
         guess = min(max(guess, lo + 1), hi - 1)
-        if peak(guess) <= budget: (x0, p0), lo = (x1, p1), guess
-        else: hi = guess
+        if fits(guess): lo, s_lo = guess, size(guess)
+        else: hi, s_hi = guess, size(guess)
     return lo
 
+# %% ../nbs/20_planner.ipynb #901e269f
+def _search(plan, b:int, on, conf, limit:int, tick)->int:
+    "`max_batch_size`'s answer: the largest batch whose allocated peak fits; for CUDA, whose replay on `on` fits too"
+    peak = lambda bs: plan(bs).peak
+    if peak(1) > b: return 0
+    lo = limit if peak(limit) <= b else _largest_fitting(lambda bs: peak(bs) <= b, peak, b, 1, limit, tick)
+    if plan(lo).events is None: return lo
+    card = functools.lru_cache(None)(lambda bs: plan(bs).on_card(on, conf))  # each batch's replay, once
+    if card(lo).fits: return lo
+    if not card(1).fits: return 0
+    # allocated fits, the replay does not (segments, context): the largest the replay lets fit, guided by its need
+    return _largest_fitting(lambda bs: card(bs).fits, lambda bs: card(bs).total, card(1).capacity, 1, lo, tick)
+
+# %% ../nbs/20_planner.ipynb #901eb00c
+@delegates(predict_memory, but=['model', 'input_shape', 'bs', 'n_acc', 'attribute'])
 def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
                    input_shape:tuple, # one sample's shape
                    budget, # device memory: bytes or e.g. '16GB'; or a card such as 'T4' (see `gpu_table`)
                    limit:int=2**16, # largest batch size considered
                    alloc_conf:str=None, # device='cuda': `PYTORCH_CUDA_ALLOC_CONF` settings for the allocator's replay
-                   **kwargs, # `precision`, `opt`, `checkpoint`, `n_gpus`, `strategy`, `device` as in `predict_memory`
-                  )->int:
+                   show_progress:bool=True, # a fastprogress bar of the predictions (the bracket searched)
+                   **kwargs)->int:
     "The largest batch size that fits in `budget` (0 if none), from predictions; for CUDA, by the allocator's replay"
     # bisection makes each candidate's integer targets for real: bound it (2**24 samples is 128 MiB of int64 labels)
     b, limit, alloc_conf = _budget(budget), check_int('limit', limit, hi=2**24), _alloc_conf(alloc_conf)
     if 'n_acc' in kwargs:
         raise ValueError("n_acc: not for max_batch_size, whose batch sizes need not divide by it; `plan` finds the "
                          "fewest micro-batches")
-    if isinstance(model, str): model = named_model(model)
-    plan = functools.lru_cache(None)(lambda bs: predict_memory(model, input_shape, bs, **kwargs))
-    lo = _largest_by_peak(lambda bs: plan(bs).peak, b, limit)
-    if lo == 0 or plan(lo).events is None or plan(lo).fits(_on(budget), alloc_conf): return lo
-    hi, lo = lo, 0  # allocated fits, the replay does not (segments, context): the largest batch the replay lets fit
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if plan(mid).fits(_on(budget), alloc_conf): lo = mid
-        else: hi = mid
-    return lo
+    if isinstance(model, str): named_model(model)  # an unknown name is refused here
+    plan = functools.lru_cache(None)(lambda bs: _predict_as(model, input_shape, bs, **kwargs))
+    pb = _bar(6 * limit.bit_length(), show_progress); pb.update(0)
+    def tick(lo, hi): pb.comment = f'batch size in [{lo}, {hi})'; pb.update(min(pb.last_v + 1, pb.total - 1))
+    try: return _search(plan, b, _on(budget), alloc_conf, limit, tick)
+    finally: pb.update(pb.total)
+
+# %% ../nbs/20_planner.ipynb #baea182b
+@patch
+@delegates(max_batch_size, but=_FROM_LEARNER)
+def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
+                   limit:int=2**16, # largest batch size considered
+                   precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+                   opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+                   **kwargs)->int:
+    "The largest batch size whose predicted peak for this learner fits in `budget`"
+    kw = _learner_kwargs(self, dict(precision=precision, opt=opt, **kwargs)); kw.pop('bs')
+    return max_batch_size(self.model, None, budget, limit, **kw)
 
 # %% ../nbs/20_planner.ipynb #6c16180b
 _COSTS = {'as is': 'nothing',
@@ -183,13 +221,14 @@ _COSTS = {'as is': 'nothing',
           'bf16 + accumulate': 'both costs above',
           'smaller images': 'lower resolution: accuracy may drop; finish at full size'}
 _RANK = list(_COSTS)
+_STEPS = len(_RANK) + 2  # `plan_options`'s progress: each lever, and the two searches for the fewest micro-batches
 
 def _predictor(model, input_shape, bs, **common):
     "`predict_memory` for one plan: `common` arguments fixed, each other question answered once"
     memo = {}
     def predict(input_shape=input_shape, **kw):
         key = (input_shape, tuple(sorted(kw.items(), key=str)))
-        if key not in memo: memo[key] = predict_memory(model, input_shape, bs, **{**common, **kw})
+        if key not in memo: memo[key] = _predict_as(model, input_shape, bs, **{**common, **kw})
         return memo[key]
     return predict
 
@@ -216,6 +255,7 @@ def _options_table(rows:list, **attrs)->pd.DataFrame:
     "`plan_options`'s rows: those that fit first, techniques in `_RANK`'s order, each with its saving against row one"
     df = pd.DataFrame(rows)
     df['saving'] = 1 - df.peak / df.peak.iloc[0]
+    if 'note' in df: df['note'] = df.note.fillna('')  # why a row could not be planned; empty where it was
     df = df.sort_values(['fits', 'technique'], key=lambda s: s.map(_RANK.index) if s.name == 'technique' else ~s,
                         kind='stable')
     df.attrs.update(attrs)
@@ -230,6 +270,7 @@ def _row(kind, settings, p, on, conf)->dict:
     return dict(technique=kind, settings=settings, peak=p.peak, reserved=v.reserved, with_context=v.total, fits=v.fits,
                 cost=_COSTS[kind], verdict=v)
 
+@delegates(predict_memory, but=['model', 'input_shape', 'bs', 'precision', 'opt', 'checkpoint', 'n_acc', 'attribute'])
 def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
          input_shape:tuple, # one sample's shape; None with `batch=`
          budget, # device memory: bytes or e.g. '16GB'; or a card such as 'T4' (see `gpu_table`)
@@ -237,15 +278,23 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
          precision:str='fp32', # the run as planned now
          opt='adam', # the optimizer as planned now: a name, or a fastai `opt_func`
          alloc_conf:str=None, # device='cuda': `PYTORCH_CUDA_ALLOC_CONF` settings for the allocator's replay
-         **kwargs, # `batch`, `loss_func`, `splitter`, `n_inp`, `device`, `n_gpus`, `strategy` as in `predict_memory`
-        )->pd.DataFrame:
+         show_progress:bool=True, # a fastprogress bar of the levers as they are predicted
+         **kwargs)->pd.DataFrame:
     "Each way to train with batch `target_bs` in `budget`, with its cost: CUDA plans decided by the allocator's replay"
     b, name, conf = _budget(budget), model if isinstance(model, str) else type(model).__name__, _alloc_conf(alloc_conf)
+    predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)  # a name: kept
     if isinstance(model, str): model = named_model(model)
-    predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)
     fit = lambda p: _row('as is', '', p, on, conf)['fits']
+    pb = _bar(_STEPS, show_progress); pb.update(0)
+    def step(kind): pb.comment = kind; pb.update(min(pb.last_v + 1, _STEPS - 1))
     def add(kind, settings, **kw):
-        p = predict(**{'precision': precision, 'opt': opt, **kw})
+        step(kind)
+        try: p = predict(**{'precision': precision, 'opt': opt, **kw})
+        except ValueError as e:  # this lever cannot be planned (e.g. checkpointing an in-place head): say so, go on
+            if not rows: raise  # the run as planned: nothing to compare with
+            rows.append(dict(technique=kind, settings=settings, peak=float('nan'), fits=False, cost=_COSTS[kind],
+                             note=f'cannot be planned: {e}'))
+            return None
         rows.append(_row(kind, settings, p, on, conf))
         return p
     asis = add('as is', f'bs={target_bs} {precision} {opt_name(opt)}')
@@ -256,16 +305,19 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
                          'with_context': v.total, 'fits': True, 'cost': _COSTS['expandable_segments'], 'verdict': v})
     if precision == 'fp32': add('bf16', 'precision=bf16', precision='bf16')
     if opt_name(opt).lower() == 'adam': add('sgd_mom', 'opt=sgd_mom', opt='sgd_mom')
+    step('accumulate: the fewest micro-batches')
     n = _fewest_micro_batches(predict, target_bs, fit, precision=precision, opt=opt)
     if n: add('accumulate', f'n_acc={n} (micro-batch {target_bs // n})', n_acc=n)
     alone = any(r['fits'] for r in rows[1:])  # the combination only when no single lever is enough
     both = precision == 'fp32' and not alone
+    if both: step('bf16 + accumulate: the fewest micro-batches')
     if both and (nb := _fewest_micro_batches(predict, target_bs, fit, precision='bf16', opt=opt)):
         add('bf16 + accumulate', f'bf16, n_acc={nb}', precision='bf16', n_acc=nb)
     if checkpoint_parts(model): add('checkpoint', 'checkpoint=2 segments per block', checkpoint=2)
     if input_shape is not None and len(input_shape) == 3 and (side := _largest_size(
             lambda s: predict(s, precision=precision, opt=opt), input_shape, fit)):
         add('smaller images', f'size {side}', input_shape=(input_shape[0], side, side))
+    pb.update(_STEPS)
     verdict = rows[0].pop('verdict', None)
     for r in rows: r.pop('verdict', None)
     return _options_table(rows, model=name, budget=b, target_bs=target_bs, label=asis.label, verdict=verdict)
@@ -275,16 +327,19 @@ plan = plan_options  # the name before memhelp 0.2's rooms: three things were ca
 
 # %% ../nbs/20_planner.ipynb #c0da0010
 @patch
+@delegates(plan_options, but=_FROM_LEARNER)
 def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
          target_bs:int=None, # the (effective) batch size you want; the training DataLoader's when None
-         **kwargs, # `precision`, `device`, `batch` as in `predict_memory`
-        )->pd.DataFrame:
+         precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+         opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+         **kwargs)->pd.DataFrame:
     "Predicted peak of each way to train this learner with batch `target_bs` in `budget`, with its cost"
-    kw = _learner_kwargs(self, dict(bs=target_bs, **kwargs))
+    kw = _learner_kwargs(self, dict(bs=target_bs, precision=precision, opt=opt, **kwargs))
     bs, precision, opt = kw.pop('bs'), kw.pop('precision'), kw.pop('opt')
     return plan_options(self.model, None, budget, bs, precision, opt, **kw)
 
 @patch
+@delegates(Learner.plan_options)
 def plan(self:Learner, budget, target_bs:int=None, **kwargs)->pd.DataFrame:
     "The name of `Learner.plan_options` before memhelp 0.2's rooms"
     return self.plan_options(budget, target_bs, **kwargs)
@@ -310,16 +365,37 @@ def _budget_read(budget, b:int)->str:
     decimal = isinstance(budget, str) and re.search(r'[kmgt]b\s*$', budget.lower()) is not None
     return f"{budget} = {b:,} bytes = {fmt_bytes(b)}" + ('; GB counts 10^9 bytes, GiB 2^30' if decimal else '')
 
+def _check_size(model:str, size:int, b:int):
+    "Refuse a `size` at which one sample alone (its fp32 image, or lstm_lm's fp32 logits) outgrows every device"
+    check_int('size', size)
+    one, what = ((size * named_model(model).dec.out_features * 4, "lstm_lm's fp32 logits") if model == 'lstm_lm'
+                 else (3 * size * size * 4, 'its fp32 input image'))
+    top = max(gpu_table().gpu, key=gpu_capacity)
+    if one > max(b, gpu_capacity(top)):
+        raise ValueError(f"size: one sample at size {size:,} needs at least {fmt_bytes(one)} on the device ({what} "
+                         f"alone), more than the budget and the largest card known ({top}, "
+                         f"{fmt_bytes(gpu_capacity(top))}): nothing could fit")
+    return size
+
+def _table_text(df:pd.DataFrame)->str:
+    "`plan_options`'s table for the terminal: sizes readable, a row that could not be planned said so below it"
+    bytes_ = lambda v: '-' if pd.isna(v) else fmt_bytes(v)
+    sizes = {c: df[c].map(bytes_) for c in ('peak', 'reserved', 'with_context') if c in df}
+    out = df.assign(**sizes, saving=df.saving.map(lambda v: '-' if pd.isna(v) else f'{v:.0%}'))
+    notes = [f"{t}: {n}" for t, n in zip(df.technique, df.get('note', [''] * len(df))) if n]
+    return out.drop(columns='note', errors='ignore').to_string(index=False) + ''.join(f'\n{n}' for n in notes)
+
 def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='cuda', n_gpus=1, strategy='ddp',
                 alloc_conf=None)->str:
     "The CLI's answer, checked and formatted"
-    check_int('size', size); b, alloc_conf = _budget(budget), _alloc_conf(alloc_conf)
+    b, alloc_conf = _budget(budget), _alloc_conf(alloc_conf)
+    named_model(model)  # an unknown name is refused first
+    size = _check_size(model, size, b)
     shape = (size,) if model == 'lstm_lm' else (3, size, size)
     df = plan_options(model, shape, budget, bs, precision, opt, alloc_conf, device=device, n_gpus=n_gpus,
-                      strategy=strategy)
+                      strategy=strategy, show_progress=IN_NOTEBOOK or sys.stdout.isatty())  # not into a pipe
     verdict = 'fits' if df.set_index('technique').fits['as is'] else 'does NOT fit'
-    sizes = {c: df[c].map(fmt_bytes) for c in ('peak', 'reserved', 'with_context') if c in df}
-    table = df.assign(**sizes, saving=df.saving.map('{:.0%}'.format)).to_string(index=False)
+    table = _table_text(df)
     best = df[df.fits & (df.technique != 'as is')].head(1)
     advice = (f"\nTry first: {best.technique.item()} ({best.settings.item()})."
               if verdict != 'fits' and len(best) else '')
@@ -387,6 +463,7 @@ class PlanWidget:
         self.precision = W.Dropdown(options=list(PRECISIONS), description='precision')
         self.opt = W.Dropdown(options=list(OPTIMIZERS), description='optimizer')
         self.status, self.out, self.last = W.HTML(), W.Output(), None
+        self.plans = {}  # predictions by the controls' values: a GPU change or a control moved back predicts none
         for w in (self.model, self.gpu, self.size, self.bs, self.precision, self.opt):
             w.observe(lambda _: self.update(), 'value')
         self.widget = W.VBox([W.HBox([self.model, self.precision, self.opt]), self.gpu, W.HBox([self.size, self.bs]),
@@ -413,7 +490,9 @@ def update(self:PlanWidget)->MemPlan:
     "Predict for CUDA with the controls' values; the verdict replays the caching allocator on the budget; redraw"
     name, budget = self.model.value, _GPUS[self.gpu.value]
     shape = (self.size.value,) if name == 'lstm_lm' else (3, self.size.value, self.size.value)
-    p = self.last = predict_memory(name, shape, self.bs.value, self.precision.value, self.opt.value, device='cuda')
+    key = (name, shape, self.bs.value, self.precision.value, self.opt.value)
+    if key not in self.plans: self.plans[key] = predict_memory(*key, device='cuda')
+    p = self.last = self.plans[key]
     card, needs = p.on_card(budget), p.card_needs(budget)
     verdict = 'fits' if card.fits else 'does not fit'
     self.status.value = (f"<b>{name}</b>, batch {p.bs}: predicted peak {fmt_bytes(p.peak)}, "

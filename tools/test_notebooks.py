@@ -11,6 +11,10 @@ short block (the failing cell's first lines and the end of its traceback; an err
 notebook is named, not repeated); then every notebook's time, slowest first; then `N passed, M failed`.
 Exit status 1 if any notebook failed.
 
+The longest notebooks start first (longest-processing-time order: with 2 workers, two long notebooks at the end
+would run on after the rest are done). The times are those of the last run here, kept in `bench_out/` (ignored by
+git); on a clean clone, `LONGEST` below.
+
 Why not `nbdev_test` itself: it prints each failure's whole traceback as it happens and exits before its
 `--timing` table when a notebook fails, so a failing run ends in pages of tracebacks and no times.
 """
@@ -22,6 +26,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CELL_LINES, TB_LINES = 6, 8  # how much of the failing cell and of its traceback a failure block shows
 _ansi = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+TIMES = ROOT/'bench_out'/'notebook_times.json'  # {flags: {notebook name: seconds}} of the last runs here
+# the order on a clone with no TIMES (the others: 0): seconds measured in a whole run on 2 quiet cores, 2 workers,
+# before #24 cut 20_planner and 21_distributed (the next longest took 28 s); only their order matters here
+LONGEST = {'21_distributed.ipynb': 168, '20_planner.ipynb': 157, '09_fake_step.ipynb': 41, '12_batching.ipynb': 35}
+
+def known_times(flags: str) -> dict:
+    "Seconds per notebook name: the last runs' with these `flags` (from `TIMES`), else `LONGEST`'s"
+    try: last = json.loads(TIMES.read_text()).get(flags, {})
+    except (OSError, ValueError, AttributeError): last = {}
+    return {**LONGEST, **last}
+
+def longest_first(nbs: list[Path], flags: str) -> list[Path]:
+    "`nbs` in the order to start them: the longest first (by `known_times`), then by name"
+    t = known_times(flags)
+    return sorted(nbs, key=lambda nb: (-t.get(nb.name, 0), nb.name))
+
+def keep_times(results: dict, flags: str):
+    "Add this run's seconds per notebook to `TIMES` (the next run's order)"
+    try: old = json.loads(TIMES.read_text())
+    except (OSError, ValueError): old = {}
+    if not isinstance(old, dict): old = {}
+    old[flags] = {**old.get(flags, {}), **{nb.name: round(r['secs'], 1) for nb, r in results.items()}}
+    with contextlib.suppress(OSError):
+        TIMES.parent.mkdir(exist_ok=True); TIMES.write_text(json.dumps(old, indent=1, sort_keys=True))
 
 def notebooks(paths: list[str]) -> list[Path]:
     "The notebooks to test: files as given, folders globbed as nbdev_test does (no `_`/`.` names, no `.notest` folder)"
@@ -103,7 +131,9 @@ def main(argv=None) -> int:
         say(f'Starting {nb.name}')
         r = results[nb] = test(nb, a.flags, a.timeout)
         say(f"- {'Completed' if r['ok'] else 'FAILED'} {nb.name} ({r['secs']:.0f} s)")
-    with ThreadPoolExecutor(a.n_workers) as ex: list(ex.map(one, nbs))
+    flags = ' '.join(sorted(a.flags.split()))  # one key for 'slow gpu' and 'gpu slow'
+    with ThreadPoolExecutor(a.n_workers) as ex: list(ex.map(one, longest_first(nbs, flags)))
+    keep_times(results, flags)
     failed, seen = [nb for nb in nbs if not results[nb]['ok']], {}
     for nb in failed: print(failure_block(nb, results[nb], seen))
     print(f'times, slowest first (all {len(nbs)} in {time.time() - t0:.0f} s):')
