@@ -406,9 +406,6 @@ _SWEEP_WHY = {
     ('distributed.run_ranks', 'timeout'): 'seconds: 2.5 is a duration (a TimeoutError naming `timeout` when the '
                                           'ranks take longer), and a long limit is the caller\'s',
     ('planner.largest_batch', 'max_batches'): _CAP,
-    ('planner.Learner.max_batch_size', 'limit'): "left for 20_planner: `_learner_kwargs` reads `learn.dls.n_inp`, which "
-        "a Learner on plain fastai DataLoaders over a range (`bench_learner`) lacks: an AttributeError whatever the "
-        "arguments (Learner.predict_memory, plan and max_batch_size alike)",
     ('vocab.vocab_table', 'emb_sz'): _SUM, ('vocab.subword_table', 'emb_sz'): _SUM,
     ('vocab.subword_table', 'min_freq'): 'a table row: above every count, the vocabulary is the special tokens, '
                                          'and the row says so (vocab_sz 16)',

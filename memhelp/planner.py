@@ -4,7 +4,7 @@
 
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
-import functools, re, sys, warnings
+import functools, math, re, sys, warnings
 from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import pandas as pd, matplotlib.pyplot as plt
@@ -19,14 +19,14 @@ from IPython.display import clear_output
 from fastai.learner import Learner
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
-from .explorer import display_in_kernel
+from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget
 from .allocator import gpu_capacity, parse_alloc_conf, gpu_table
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
-                               plain_loss)
+                               plain_loss, UNKNOWN_MARGIN)
 
 # %% auto #0
 __all__ = ['plan', 'largest_batch', 'max_batch_size', 'plan_options', 'plot_plan', 'memhelp_plan', 'PlanWidget', 'map_tensors',
@@ -83,7 +83,8 @@ def _learner_kwargs(learn, kw)->dict:
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
     if any(isinstance(c, RNNCallback) for c in learn.cbs):
         loss_func = _rnn_loss(plain_loss(loss_func), *((reg.alpha, reg.beta) if reg else ()))
-    return {'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func, 'n_inp': learn.dls.n_inp, **kw}
+    n_inp = getattr(learn.dls, 'n_inp', None)  # plain fastai DataLoaders have none: all but the last item, as fastai
+    return {'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func, 'n_inp': n_inp, **kw}
 
 # %% ../nbs/20_planner.ipynb #c305286e
 _FROM_LEARNER = ['model', 'input_shape', 'opt', 'loss_func', 'splitter', 'n_inp']  # a Learner's own: not in signatures
@@ -165,7 +166,8 @@ def _largest_fitting(fits, size, budget:int, lo:int, hi:int, tick=lambda lo, hi:
 # %% ../nbs/20_planner.ipynb #901e269f
 def _search(plan, b:int, on, conf, limit:int, tick)->int:
     "`max_batch_size`'s answer: the largest batch whose allocated peak fits; for CUDA, whose replay on `on` fits too"
-    peak = lambda bs: plan(bs).peak
+    # a plan with unknowns keeps UNKNOWN_MARGIN of its peak free, as `MemPlan.fits` does
+    peak = lambda bs: math.ceil((p := plan(bs)).peak * (1 + UNKNOWN_MARGIN if p.unknowns else 1))
     if peak(1) > b: return 0
     lo = limit if peak(limit) <= b else _largest_fitting(lambda bs: peak(bs) <= b, peak, b, 1, limit, tick)
     if plan(lo).events is None: return lo
@@ -457,9 +459,10 @@ class PlanWidget:
                 ):
         self.model = W.Dropdown(options=list(models), description='model')
         self.gpu = W.ToggleButtons(options=list(_GPUS), value='16 GB', description='GPU')
-        self.size = W.IntSlider(min=size[0], max=size[1], step=size[2], value=size[3], description='size',
+        self.size = StrictIntSlider(min=size[0], max=size[1], step=size[2], value=size[3], description='size',
                                 continuous_update=False)
-        self.bs = W.IntSlider(min=bs[0], max=bs[1], step=bs[2], value=bs[3], description='bs', continuous_update=False)
+        self.bs = StrictIntSlider(min=bs[0], max=bs[1], step=bs[2], value=bs[3], description='bs',
+                                  continuous_update=False)
         self.precision = W.Dropdown(options=list(PRECISIONS), description='precision')
         self.opt = W.Dropdown(options=list(OPTIMIZERS), description='optimizer')
         self.status, self.out, self.last = W.HTML(), W.Output(), None
