@@ -403,6 +403,7 @@ _SWEEP_WHY = {
     ('data.random_dls', 'n_classes'): 'labels are drawn from range(n_classes): any count is a label set',
     ('fake_step.measure_memory', 'timeout'): 'seconds: a fraction is a duration, and a long limit is the caller\'s',
     ('planner.measure_memory', 'timeout'): 'seconds: a fraction is a duration, and a long limit is the caller\'s',
+    ('planner.Learner.measure_memory', 'timeout'): 'as for measure_memory, which it calls',
     ('distributed.run_ranks', 'timeout'): 'seconds: 2.5 is a duration (a TimeoutError naming `timeout` when the '
                                           'ranks take longer), and a long limit is the caller\'s',
     ('planner.largest_batch', 'max_batches'): _CAP,

@@ -21,7 +21,7 @@ from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
 from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
-from .core import fmt_bytes, parse_bytes, check_int, check_budget
+from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool
 from .allocator import gpu_capacity, parse_alloc_conf, gpu_table
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
                           AutocastPrecision)
@@ -147,7 +147,8 @@ def _predict_as(model, input_shape, bs:int, **kw)->MemPlan:
 
 def _bar(n:int, show:bool):
     "A fastprogress bar of `n` steps; hidden, a stand-in (fastprogress's console bar writes to stdout even hidden)"
-    return progress_bar(range(n), leave=False) if show else SimpleNamespace(total=n, last_v=0, update=lambda v: None)
+    if check_bool('show_progress', show): return progress_bar(range(n), leave=False)
+    return SimpleNamespace(total=n, last_v=0, update=lambda v: None)
 
 def _largest_fitting(fits, size, budget:int, lo:int, hi:int, tick=lambda lo, hi: None)->int:
     "The largest batch size in [`lo`, `hi`) that `fits`, given `fits(lo)` and not `fits(hi)`; `size(bs)` aims guesses"
