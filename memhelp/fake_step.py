@@ -23,7 +23,7 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
-                          checkpointed, hf_masks_as_run)
+                          checkpointed, hf_masks_as_run, hf_checkpointing)
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -279,7 +279,8 @@ def _warm_up(model, opt, splitter=None):
     o.step(); o.zero_grad()
     return o
 
-# (id(model), opt, splitter, checkpoint) -> (weak reference to the model, mode, shadow copy, its optimizer)
+# (id(model), opt, splitter, checkpoint, HF checkpointing, requires_grad flags...)
+#   -> (weak reference to the model, mode, shadow copy, its optimizer)
 _warm_cache = {}
 def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
@@ -288,14 +289,16 @@ def clear_caches():
 # %% ../nbs/09_fake_step.ipynb #43021a76
 def _warm_shadow(spec:StepSpec)->tuple:
     "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
-    key = (id(spec.model), spec.opt, spec.splitter, spec.checkpoint)
+    m = spec.model  # a copy is stale once the model is checkpointed by Hugging Face, frozen or unfrozen
+    key = (id(m), spec.opt, spec.splitter, spec.checkpoint, hf_checkpointing(m),
+           *(p.requires_grad for p in m.parameters()))
     hit = _warm_cache.get(key)
-    if hit is not None and hit[0]() is spec.model: return hit[1:]
+    if hit is not None and hit[0]() is m: return hit[1:]
     if len(_warm_cache) > 8: _warm_cache.clear()
     mode, shadow = _shadow(spec.model)
     if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
     with mode, portable_kernels(): o = _warm_up(shadow, spec.opt, spec.splitter)
-    _warm_cache[key] = (weakref.ref(spec.model), mode, shadow, o)  # weak: never keep a real model alive
+    _warm_cache[key] = (weakref.ref(m), mode, shadow, o)  # weak: never keep a real model alive
     return mode, shadow, o
 
 # %% ../nbs/09_fake_step.ipynb #ba66667d
