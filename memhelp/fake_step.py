@@ -15,7 +15,6 @@ from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputExc
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
-from fastai.torch_core import to_float
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
@@ -23,7 +22,7 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
-                          checkpointed, hf_masks_as_run, hf_checkpointing)
+                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS)
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -53,8 +52,10 @@ def plain_loss(loss_func, # a loss function, fastai's or any other
     return lf
 
 def _loop_pred(pred, precision):
-    "The predictions as fastai's loop keeps them: in float32 under mixed precision (`MixedPrecision.after_pred`)"
-    return pred if precision == 'fp32' else to_float(pred)
+    "The predictions as fastai's loop keeps them: in float32 under autocast (`MixedPrecision.after_pred`), else as is"
+    if PRECISIONS[precision] is None: return pred  # fp32, pure_bf16: no `MixedPrecision` callback, no cast
+    # fastai's `to_float` fails on what it cannot walk (transformers' `DynamicCache`); `map_tensors` leaves it as is
+    return map_tensors(pred, lambda t: t.float() if t.is_floating_point() else t)
 
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
