@@ -18,7 +18,7 @@ from fastcore.basics import patch
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
-                          state_tensors, check_number)
+                          state_tensors, check_number, check_bool, kernel_scratch_available)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
@@ -102,6 +102,9 @@ class MemPlan:
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
     units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
+    # measured on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU allocator's events, seen by
+    # `track_memory(kernel_scratch=True)`); `fits` adds them. None: not measured (predicted, CUDA, attributed, ranks)
+    kernel_scratch: int = None
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
@@ -113,8 +116,9 @@ class MemPlan:
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
         res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
         units = '' if self.units is None else f"; FSDP units: {', '.join(u or '(root)' for u in self.units)}"
+        scr = '' if self.kernel_scratch is None else f"; kernels' scratch {fmt_bytes(self.kernel_scratch)} beyond it"
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
-                + res + units + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
+                + res + units + scr + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -211,7 +215,7 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
-def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None)->tuple:
+def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False)->tuple:
     "(bytes `model` holds at the start, tracked peak, trace) of a steady `fastai_step` of `spec`; fake with `known`"
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
@@ -223,7 +227,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None)->t
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
     with (attribute_memory(model, opt, device=dev, round_to=rnd) if spec.attribute else
-          track_memory(dev, round_to=rnd, observer=rec)) as tr:
+          track_memory(dev, round_to=rnd, observer=rec, kernel_scratch=scratch)) as tr:
         held = tr.adopt(held_tensors(model))
         if rec is not None:  # then the gradients and the optimizer's state; the step starts here
             rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)])
@@ -454,16 +458,18 @@ def _check_measurable(spec:StepSpec):
         check_host_memory(n_gpus * (spec.bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
                           'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
 
-def _measure_one(spec:StepSpec)->MemPlan:
-    "`measure_memory` on one device: a warm step of a real copy of the model"
+def _measure_one(spec:StepSpec, scratch:bool=True)->MemPlan:
+    "`measure_memory` on one device: a warm step of a real copy of the model; kernels' scratch too where `scratch`"
+    scratch = scratch and not spec.attribute and kernel_scratch_available(spec.device)  # CPU, no profiler running
     real = _real_copy(spec.model).to(spec.device)
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
     with portable_kernels():
         o = _warm_up(real, spec.opt, spec.splitter)
-        with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec)
+        with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
         mm = model_memory(real, o, round_to=spec.round_to)
     del real, o
-    return _memplan(spec, mm, held, peak, measured=True, trace=tr if spec.attribute else None)
+    return _memplan(spec, mm, held, peak, measured=True, trace=tr if spec.attribute else None,
+                    kernel_scratch=max(tr.kernel_scratch, 0) if scratch else None)
 
 # %% ../nbs/09_fake_step.ipynb #74e27226
 def measure_memory(model:nn.Module, # the model: a real copy of it is trained
@@ -479,14 +485,16 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    n_gpus:int=1, # ranks: more than 1 runs that many CPU processes (gloo), one rank each
                    strategy:str='ddp', blocks=None, # as for `predict_memory`
                    timeout:float=300, # n_gpus > 1: seconds before the ranks still running are stopped
+                   # one CPU device: also measure kernels' scratch (`MemPlan.kernel_scratch`, torch.profiler's events)
+                   kernel_scratch:bool=True,
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks, real=True)
-    timeout = check_number('timeout', timeout, lo=0.001)
+    timeout, kernel_scratch = check_number('timeout', timeout, lo=0.001), check_bool('kernel_scratch', kernel_scratch)
     _check_measurable(spec)
-    return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec)
+    return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec, kernel_scratch)
 
 # %% ../nbs/09_fake_step.ipynb #631045c7
 def _unit_names(model, blocks)->tuple:
@@ -659,4 +667,4 @@ def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` 
     if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
     if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
         return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
-    return self.peak <= cap
+    return self.peak + (self.kernel_scratch or 0) <= cap  # a measured CPU plan: what kernels took inside, too
