@@ -57,6 +57,15 @@ def _loop_pred(pred, precision):
     # fastai's `to_float` fails on what it cannot walk (transformers' `DynamicCache`); `map_tensors` leaves it as is
     return map_tensors(pred, lambda t: t.float() if t.is_floating_point() else t)
 
+def _pred_tensors(x, depth:int=2)->list:
+    "The tensors in predictions `x`, in objects too, `depth` deep: transformers' `DynamicCache` keeps its keys there"
+    if isinstance(x, torch.Tensor): return [x]
+    if isinstance(x, Mapping): x = list(x.values())
+    elif not isinstance(x, (tuple, list)):  # `tensors_in` stops at objects: the loop still holds what is inside them
+        if not depth or not hasattr(x, '__dict__') or isinstance(x, (nn.Module, type)): return []
+        x, depth = list(vars(x).values()), depth - 1
+    return [t for o in x for t in _pred_tensors(o, depth)]
+
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
                 previous:list=None, # what the loop still references from the step before: [batch tensors, predictions]
@@ -222,7 +231,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     loss_func, bs = plain_loss(spec.loss_func) if fake else spec.loss_func, spec.micro_bs
     xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
     with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): pred = _forward(model, xb)
-    specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
+    specs = [[(t.shape, t.dtype) for t in _pred_tensors(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
     del xb, yb, pred
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
