@@ -111,8 +111,8 @@ class MemPlan:
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
     units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
-    # measured on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU allocator's events, seen by
-    # `track_memory(kernel_scratch=True)`); `fits` adds them. None: not measured (predicted, CUDA, attributed, ranks)
+    # `measure_memory(kernel_scratch=True)` on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU
+    # allocator's events); `fits` adds them. None: not measured (off, predicted, CUDA, attributed, ranks)
     kernel_scratch: int = None
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
@@ -467,7 +467,7 @@ def _check_measurable(spec:StepSpec):
         check_host_memory(n_gpus * (spec.bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
                           'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
 
-def _measure_one(spec:StepSpec, scratch:bool=True)->MemPlan:
+def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
     "`measure_memory` on one device: a warm step of a real copy of the model; kernels' scratch too where `scratch`"
     scratch = scratch and not spec.attribute and kernel_scratch_available(spec.device)  # CPU, no profiler running
     real = _real_copy(spec.model).to(spec.device)
@@ -494,8 +494,9 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    n_gpus:int=1, # ranks: more than 1 runs that many CPU processes (gloo), one rank each
                    strategy:str='ddp', blocks=None, # as for `predict_memory`
                    timeout:float=300, # n_gpus > 1: seconds before the ranks still running are stopped
-                   # one CPU device: also measure kernels' scratch (`MemPlan.kernel_scratch`, torch.profiler's events)
-                   kernel_scratch:bool=True,
+                   # one CPU device: also measure kernels' scratch (`MemPlan.kernel_scratch`, torch.profiler's events;
+                   # off by default: the profiler's first start takes seconds, measured below)
+                   kernel_scratch:bool=False,
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
