@@ -15,15 +15,14 @@ from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputExc
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
-from fastai.torch_core import to_float
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
-                          state_tensors, check_number)
+                          state_tensors, check_number, check_bool, kernel_scratch_available)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
-                          checkpointed)
+                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS)
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -53,8 +52,19 @@ def plain_loss(loss_func, # a loss function, fastai's or any other
     return lf
 
 def _loop_pred(pred, precision):
-    "The predictions as fastai's loop keeps them: in float32 under mixed precision (`MixedPrecision.after_pred`)"
-    return pred if precision == 'fp32' else to_float(pred)
+    "The predictions as fastai's loop keeps them: in float32 under autocast (`MixedPrecision.after_pred`), else as is"
+    if PRECISIONS[precision] is None: return pred  # fp32, pure_bf16: no `MixedPrecision` callback, no cast
+    # fastai's `to_float` fails on what it cannot walk (transformers' `DynamicCache`); `map_tensors` leaves it as is
+    return map_tensors(pred, lambda t: t.float() if t.is_floating_point() else t)
+
+def _pred_tensors(x, depth:int=2)->list:
+    "The tensors in predictions `x`, in objects too, `depth` deep: transformers' `DynamicCache` keeps its keys there"
+    if isinstance(x, torch.Tensor): return [x]
+    if isinstance(x, Mapping): x = list(x.values())
+    elif not isinstance(x, (tuple, list)):  # `tensors_in` stops at objects: the loop still holds what is inside them
+        if not depth or not hasattr(x, '__dict__') or isinstance(x, (nn.Module, type)): return []
+        x, depth = list(vars(x).values()), depth - 1
+    return [t for o in x for t in _pred_tensors(o, depth)]
 
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
@@ -101,6 +111,9 @@ class MemPlan:
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
     units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
+    # `measure_memory(kernel_scratch=True)` on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU
+    # allocator's events); `fits` adds them. None: not measured (off, predicted, CUDA, attributed, ranks)
+    kernel_scratch: int = None
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
@@ -112,8 +125,9 @@ class MemPlan:
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
         res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
         units = '' if self.units is None else f"; FSDP units: {', '.join(u or '(root)' for u in self.units)}"
+        scr = '' if self.kernel_scratch is None else f"; kernels' scratch {fmt_bytes(self.kernel_scratch)} beyond it"
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
-                + res + units + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
+                + res + units + scr + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -210,19 +224,19 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
-def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None)->tuple:
+def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False)->tuple:
     "(bytes `model` holds at the start, tracked peak, trace) of a steady `fastai_step` of `spec`; fake with `known`"
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
     loss_func, bs = plain_loss(spec.loss_func) if fake else spec.loss_func, spec.micro_bs
     xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
     with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): pred = _forward(model, xb)
-    specs = [[(t.shape, t.dtype) for t in tensors_in(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
+    specs = [[(t.shape, t.dtype) for t in _pred_tensors(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
     del xb, yb, pred
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
     with (attribute_memory(model, opt, device=dev, round_to=rnd) if spec.attribute else
-          track_memory(dev, round_to=rnd, observer=rec)) as tr:
+          track_memory(dev, round_to=rnd, observer=rec, kernel_scratch=scratch)) as tr:
         held = tr.adopt(held_tensors(model))
         if rec is not None:  # then the gradients and the optimizer's state; the step starts here
             rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)])
@@ -279,7 +293,8 @@ def _warm_up(model, opt, splitter=None):
     o.step(); o.zero_grad()
     return o
 
-# (id(model), opt, splitter, checkpoint) -> (weak reference to the model, mode, shadow copy, its optimizer)
+# (id(model), opt, splitter, checkpoint, HF checkpointing, requires_grad flags...)
+#   -> (weak reference to the model, mode, shadow copy, its optimizer)
 _warm_cache = {}
 def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
@@ -288,14 +303,16 @@ def clear_caches():
 # %% ../nbs/09_fake_step.ipynb #43021a76
 def _warm_shadow(spec:StepSpec)->tuple:
     "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
-    key = (id(spec.model), spec.opt, spec.splitter, spec.checkpoint)
+    m = spec.model  # a copy is stale once the model is checkpointed by Hugging Face, frozen or unfrozen
+    key = (id(m), spec.opt, spec.splitter, spec.checkpoint, hf_checkpointing(m),
+           *(p.requires_grad for p in m.parameters()))
     hit = _warm_cache.get(key)
-    if hit is not None and hit[0]() is spec.model: return hit[1:]
+    if hit is not None and hit[0]() is m: return hit[1:]
     if len(_warm_cache) > 8: _warm_cache.clear()
     mode, shadow = _shadow(spec.model)
     if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
     with mode, portable_kernels(): o = _warm_up(shadow, spec.opt, spec.splitter)
-    _warm_cache[key] = (weakref.ref(spec.model), mode, shadow, o)  # weak: never keep a real model alive
+    _warm_cache[key] = (weakref.ref(m), mode, shadow, o)  # weak: never keep a real model alive
     return mode, shadow, o
 
 # %% ../nbs/09_fake_step.ipynb #ba66667d
@@ -397,7 +414,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     rec, known = AllocRecorder() if cuda and not spec.attribute else None, _KnownValues()
     try:
         mode, shadow, o = _warm_shadow(spec)
-        with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log():
+        with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(), hf_masks_as_run():
             with _failures_named(shadow, spec), _unknowns_noted(shadow, known):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
@@ -450,16 +467,18 @@ def _check_measurable(spec:StepSpec):
         check_host_memory(n_gpus * (spec.bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
                           'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
 
-def _measure_one(spec:StepSpec)->MemPlan:
-    "`measure_memory` on one device: a warm step of a real copy of the model"
+def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
+    "`measure_memory` on one device: a warm step of a real copy of the model; kernels' scratch too where `scratch`"
+    scratch = scratch and not spec.attribute and kernel_scratch_available(spec.device)  # CPU, no profiler running
     real = _real_copy(spec.model).to(spec.device)
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
     with portable_kernels():
         o = _warm_up(real, spec.opt, spec.splitter)
-        with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec)
+        with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
         mm = model_memory(real, o, round_to=spec.round_to)
     del real, o
-    return _memplan(spec, mm, held, peak, measured=True, trace=tr if spec.attribute else None)
+    return _memplan(spec, mm, held, peak, measured=True, trace=tr if spec.attribute else None,
+                    kernel_scratch=max(tr.kernel_scratch, 0) if scratch else None)
 
 # %% ../nbs/09_fake_step.ipynb #74e27226
 def measure_memory(model:nn.Module, # the model: a real copy of it is trained
@@ -475,14 +494,17 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    n_gpus:int=1, # ranks: more than 1 runs that many CPU processes (gloo), one rank each
                    strategy:str='ddp', blocks=None, # as for `predict_memory`
                    timeout:float=300, # n_gpus > 1: seconds before the ranks still running are stopped
+                   # one CPU device: also measure kernels' scratch (`MemPlan.kernel_scratch`, torch.profiler's events;
+                   # off by default: the profiler's first start takes seconds, measured below)
+                   kernel_scratch:bool=False,
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks, real=True)
-    timeout = check_number('timeout', timeout, lo=0.001)
+    timeout, kernel_scratch = check_number('timeout', timeout, lo=0.001), check_bool('kernel_scratch', kernel_scratch)
     _check_measurable(spec)
-    return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec)
+    return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec, kernel_scratch)
 
 # %% ../nbs/09_fake_step.ipynb #631045c7
 def _unit_names(model, blocks)->tuple:
@@ -525,8 +547,8 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
         with fake_world(spec.n_gpus):
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
-            with (mode, known, target_kernels(spec.device.type), portable_kernels(),
-                  _quiet_fake_log(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
+            with (mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(),
+                  hf_masks_as_run(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
                 parts = _sharded_parts(shadow, spec, known)
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     return replace(_sharded_memplan(spec, parts, measured=False), unknowns=tuple(known.unknowns))
@@ -655,4 +677,4 @@ def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` 
     if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
     if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
         return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
-    return self.peak <= cap
+    return self.peak + (self.kernel_scratch or 0) <= cap  # a measured CPU plan: what kernels took inside, too

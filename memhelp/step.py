@@ -261,8 +261,12 @@ def _resolve_batch(model, input_shape, bs, batch):
             raise ValueError("input_shape: give one sample's shape, e.g. (3, 224, 224), or a sample batch as batch=")
         _check_input_shape(model, input_shape); check_int('bs', bs)
         tokens = len(input_shape) == 1 and any(isinstance(m, nn.Embedding) for m in model.modules())
-        x = torch.empty((bs, *input_shape), dtype=torch.long if tokens else torch.float32, device='meta')
-        y = torch.empty((bs, *input_shape) if tokens else (bs,), dtype=torch.long, device='meta')
+        try:
+            x = torch.empty((bs, *input_shape), dtype=torch.long if tokens else torch.float32, device='meta')
+            y = torch.empty((bs, *input_shape) if tokens else (bs,), dtype=torch.long, device='meta')
+        except RuntimeError as e:  # torch sizes no tensor beyond 2**63 bytes, even on the meta device
+            raise ValueError(f"bs: a batch of {bs} samples of {tuple(input_shape)} is larger than torch can size "
+                             f"(2**63 bytes): {str(e).splitlines()[0]}") from None
         return (x, y), bs, tuple(input_shape)
     if input_shape is not None: raise ValueError("input_shape: give input_shape or batch, not both")
     ts = tensors_in(batch)
