@@ -423,7 +423,8 @@ _SWEEP_WHY = {
 def _row(fn, param, v, outcome, msg)->dict:
     "One row of `api_sweep`; an outcome `_SWEEP_WHY` explains becomes 'justified' or 'left for another module'"
     why = _SWEEP_WHY.get((fn, param))
-    if why and outcome not in ('clear', 'hang'):
+    # a reason covers a value accepted or refused in other words, never a raw error (unless a fix is left elsewhere)
+    if why and (outcome in ('accepted', 'other ValueError') or why.startswith('left for') and outcome != 'hang'):
         outcome, msg = ('left for another module' if why.startswith('left for') else 'justified'), f'{why} [{msg}]'
     return dict(function=fn, param=param, value=repr(v), outcome=outcome, message=msg)
 

@@ -125,7 +125,9 @@ class MemPlan:
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
         res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
         units = '' if self.units is None else f"; FSDP units: {', '.join(u or '(root)' for u in self.units)}"
-        scr = '' if self.kernel_scratch is None else f"; kernels' scratch {fmt_bytes(self.kernel_scratch)} beyond it"
+        scr = (f"; kernels' scratch {fmt_bytes(self.kernel_scratch)} beyond it" if self.kernel_scratch is not None
+               else "; kernels' own scratch not counted (measure_memory(kernel_scratch=True))" if self.device == 'cpu'
+               else '')
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
                 + res + units + scr + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
 
@@ -183,6 +185,8 @@ class _KnownValues(TorchDispatchMode):
         try: out = func(*args, **kwargs)
         except _DATA_DEPENDENT: out = None  # nonzero, masked_select, item(): shapes or values from the real values
         if out is not None and not func.is_view and _nbytes(out) > FOLLOW_LIMIT:
+            if func._schema.is_mutable:  # written in place and no longer followed: its old values would be stale
+                for t in ins: self.values.pop(t, None)
             self.unfollowed.append(_nbytes(out)); return out  # its values would cost the batch's size in real memory
         real = lambda x: self.values[x] if isinstance(x, torch.Tensor) else x
         try:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
-import functools, math, re, sys, warnings
+import copy, functools, math, re, sys, warnings
 from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import pandas as pd, matplotlib.pyplot as plt
@@ -92,7 +92,7 @@ _FROM_LEARNER = ['model', 'input_shape', 'opt', 'loss_func', 'splitter', 'n_inp'
 @patch
 @delegates(predict_memory, but=_FROM_LEARNER)
 def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoader's when None
-                   precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+                   precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    **kwargs)->MemPlan:
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
@@ -101,7 +101,7 @@ def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
 @patch
 @delegates(measure_memory, but=_FROM_LEARNER)
 def measure_memory(self:Learner, bs:int=None, # batch size; the training DataLoader's when None
-                   precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+                   precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    **kwargs)->MemPlan:
     "Measure the step that `Learner.predict_memory` predicts, on a real copy of the model (tracked)"
@@ -142,7 +142,8 @@ def _predict_as(model, input_shape, bs:int, **kw)->MemPlan:
     # plain values only: a tensor (a batch) or a function hashes by identity, and could change under the same one
     plain = lambda x: isinstance(x, (str, int, float, type(None))) or (isinstance(x, tuple) and all(map(plain, x)))
     if isinstance(model, str) and all(map(plain, (input_shape, bs, *kw.values()))):
-        return _named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0])))
+        # a copy: a caller that changes its plan must not change the one kept
+        return copy.copy(_named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0]))))
     return predict_memory(model, input_shape, bs, **kw)
 
 def _bar(n:int, show:bool):
@@ -171,7 +172,9 @@ def _search(plan, b:int, on, conf, limit:int, tick)->int:
     peak = lambda bs: math.ceil((p := plan(bs)).peak * (1 + UNKNOWN_MARGIN if p.unknowns else 1))
     if peak(1) > b: return 0
     lo = limit if peak(limit) <= b else _largest_fitting(lambda bs: peak(bs) <= b, peak, b, 1, limit, tick)
-    if plan(lo).events is None: return lo
+    if plan(lo).events is None:  # no trace to replay: `fits` decides (sharded CUDA plans add context, workspaces)
+        fits = lambda bs: plan(bs).fits(on, conf)
+        return lo if fits(lo) else 0 if not fits(1) else _largest_fitting(fits, peak, b, 1, lo, tick)
     card = functools.lru_cache(None)(lambda bs: plan(bs).on_card(on, conf))  # each batch's replay, once
     if card(lo).fits: return lo
     if not card(1).fits: return 0
@@ -205,7 +208,7 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
 @delegates(max_batch_size, but=_FROM_LEARNER)
 def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
                    limit:int=2**16, # largest batch size considered
-                   precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+                   precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    **kwargs)->int:
     "The largest batch size whose predicted peak for this learner fits in `budget`"
@@ -333,7 +336,7 @@ plan = plan_options  # the name before memhelp 0.2's rooms: three things were ca
 @delegates(plan_options, but=_FROM_LEARNER)
 def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a card such as 'T4'
          target_bs:int=None, # the (effective) batch size you want; the training DataLoader's when None
-         precision:str=None, # 'fp32', 'bf16' or 'fp16'; what the learner's callbacks set when None
+         precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
          opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
          **kwargs)->pd.DataFrame:
     "Predicted peak of each way to train this learner with batch `target_bs` in `budget`, with its cost"
@@ -429,7 +432,7 @@ def _memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  size:Param("image side in pixels (sequence length for lstm_lm)", int)=224,
                  bs:Param("batch size you want", int)=64,
                  budget:Param("GPU memory, e.g. 16GB or 24GiB, or a card: T4, L4, A100-80, H100-80...", str)='16GB',
-                 precision:Param("fp32, bf16 or fp16", str)='fp32',
+                 precision:Param("fp32, bf16, fp16 or pure_bf16", str)='fp32',
                  opt:Param("adam, sgd or sgd_mom", str)='adam',
                  device:Param("cuda (CUDA's kernels and allocator, emulated) or cpu", str)='cuda',
                  n_gpus:Param("devices the run is spread over (the batch size is per device)", int)=1,

@@ -11,7 +11,7 @@ short block (the failing cell's first lines and the end of its traceback; an err
 notebook is named, not repeated); then every notebook's time, slowest first; then `N passed, M failed`.
 Exit status 1 if any notebook failed.
 
-The longest notebooks start first (longest-processing-time order: with 2 workers, two long notebooks at the end
+The longest notebooks start first (longest-processing-time order: with a few workers, long notebooks at the end
 would run on after the rest are done). The times are those of the last run here, kept in `bench_out/` (ignored by
 git); on a clean clone, `LONGEST` below.
 
@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CELL_LINES, TB_LINES = 6, 8  # how much of the failing cell and of its traceback a failure block shows
 _ansi = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 TIMES = ROOT/'bench_out'/'notebook_times.json'  # {flags: {notebook name: seconds}} of the last runs here
-# the order on a clone with no TIMES (the others: 0): seconds measured in a whole run on 2 quiet cores, 2 workers,
-# before #24 cut 20_planner and 21_distributed (the next longest took 28 s); only their order matters here
-LONGEST = {'21_distributed.ipynb': 168, '20_planner.ipynb': 157, '09_fake_step.ipynb': 41, '12_batching.ipynb': 35}
+# the order on a clone with no TIMES (the others: 0): seconds of a whole run on 2 quiet cores, 2 workers, measured
+# by hand on 2026-12-02 (the next longest took 17 s); only their order matters here
+LONGEST = {'20_planner.ipynb': 102, '21_distributed.ipynb': 97, '09_fake_step.ipynb': 58, '12_batching.ipynb': 39,
+           '90_benchmarks.ipynb': 32, 'index.ipynb': 24}
 
 def known_times(flags: str) -> dict:
     "Seconds per notebook name: the last runs' with these `flags` (from `TIMES`), else `LONGEST`'s"
