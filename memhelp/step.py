@@ -339,19 +339,26 @@ def _model_named(model, checkpoint)->tuple:
     return name, model
 
 # %% ../nbs/07_step.ipynb #8ccbfd70
-_cast_copies = weakref.WeakKeyDictionary()  # meta model -> (what it was copied from, its cast copy)
+_cast_copies = weakref.WeakKeyDictionary()  # model -> (its state when copied, its cast copy on the meta device)
 
-def _cast_step(model, batch, precision)->tuple:
+def _meta_cast(model, dtype):
+    "A copy of `model` on the meta device, floating-point parameters and buffers in `dtype`: shapes, no data"
+    def empty(t): return torch.empty(t.shape, dtype=dtype if t.is_floating_point() else t.dtype, device='meta')
+    memo = {id(p): nn.Parameter(empty(p), requires_grad=p.requires_grad) for p in model.parameters()}
+    memo.update({id(b): empty(b) for b in model.buffers() if id(b) not in memo})
+    return copy.deepcopy(model, memo)
+
+def _cast_step(model, batch, precision, real:bool)->tuple:
     "(model, batch) with floating-point weights, buffers and inputs in `WEIGHT_DTYPES[precision]`, copies if changed"
     dtype = WEIGHT_DTYPES.get(precision)
     if dtype is None: return model, batch
     batch = map_tensors(batch, lambda t: t.to(dtype) if t.is_floating_point() else t)
-    meta = all(t.is_meta for t in [*model.parameters(), *model.buffers()])
-    # a copy is stale once the model is unfrozen, frozen or checkpointed by Hugging Face
+    if real: return copy.deepcopy(model).to(dtype), batch  # a real step needs the weights' values
+    # a prediction needs shapes only: a meta copy, kept while the model lives (it is stale once the model is
+    # unfrozen, frozen or checkpointed by Hugging Face); a real model is never copied with its data
     now = (dtype, hf_checkpointing(model), tuple(p.requires_grad for p in model.parameters()))
-    hit = _cast_copies.get(model) if meta else None
-    if hit is None or hit[0] != now: hit = (now, copy.deepcopy(model).to(dtype))
-    if meta: _cast_copies[model] = hit
+    hit = _cast_copies.get(model)
+    if hit is None or hit[0] != now: _cast_copies[model] = hit = (now, _meta_cast(model, dtype))
     return hit[1], batch
 
 # %% ../nbs/07_step.ipynb #d10c6218
@@ -396,7 +403,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     check_bool('real', real)
     device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
-    model, batch = _cast_step(model, batch, precision)
+    model, batch = _cast_step(model, batch, precision, real)
     return StepSpec(name=name, model=model, input_shape=shape, batch=batch, bs=bs, n_acc=n_acc, precision=precision,
                     opt=opt, checkpoint=checkpoint, n_inp=n_inp, loss_func=loss_func, splitter=splitter,
                     device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute)
