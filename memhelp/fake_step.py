@@ -392,8 +392,9 @@ def _custom_functions(out)->set:
     return found
 
 @contextmanager
-def _unknowns_noted(model, known:_KnownValues):
-    "Note in `known.unknowns` the custom Functions of `model`'s forward and the operators run for real on zeros"
+def _unknowns_noted(model, known:_KnownValues, device:str='cpu'):
+    "Note in `known.unknowns` custom Functions, operators run for real on zeros, and cuDNN's RNNs on CUDA"
+    if device == 'cuda' and any(isinstance(m, nn.RNNBase) for m in model.modules()): known.unknowns[_CUDNN_RNN] = None
     def fns(m, args, out):
         for f in sorted(_custom_functions(out)): known.unknowns[_CUSTOM_FN.format(f)] = None
     ft, run = torch._subclasses.fake_tensor, torch._subclasses.fake_tensor.run_fallback_kernel
@@ -406,6 +407,10 @@ def _unknowns_noted(model, known:_KnownValues):
 
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
               "allocates outside them (a C++/CUDA extension's own buffers) is not")
+# a real GPU runs `nn.LSTM`/`GRU`/`RNN` as one cuDNN kernel (`_cudnn_rnn`, aten/src/ATen/native/cudnn/RNN.cpp) whose
+# reserve space is sized by cuDNN itself (cudnnGetRNNTrainingReserveSize), which cannot be asked without a GPU
+_CUDNN_RNN = ("cuDNN's RNN kernel: on a GPU the recurrent layers keep cuDNN's own reserve space and workspace, "
+              "sized by cuDNN; the plan counts PyTorch's step-by-step kernels instead")
 _FALLBACK = ("`{}` has no fake kernel: run for real on zeros to learn its output's shape; what it allocates inside is "
              "not counted")
 
@@ -419,7 +424,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     try:
         mode, shadow, o = _warm_shadow(spec)
         with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(), hf_masks_as_run():
-            with _failures_named(shadow, spec), _unknowns_noted(shadow, known):
+            with _failures_named(shadow, spec), _unknowns_noted(shadow, known, spec.device.type):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
                     rec = AllocRecorder(); _step_peak(shadow, o, replace(spec, attribute=False), known, rec)
