@@ -6,16 +6,18 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import sys, copy, functools, weakref
+import sys, copy, functools, math, weakref
 from collections.abc import Mapping
 from contextlib import contextmanager, nullcontext, ExitStack
 from dataclasses import dataclass
 from unittest import mock
-import torch, torch.nn as nn
+import torch, torch.nn as nn, torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 from torch._subclasses.fake_tensor import FakeTensor, DataDependentOutputException, DynamicOutputShapeException
 from fastai.callback.core import Callback
 from fastai.optimizer import Adam, SGD, OptimWrapper
+from fastai.text.models.core import SentenceEncoder
+from fastai.text.models.awdlstm import AWD_LSTM
 from .models import LSTMLM
 from .peak import tensors_in
 from .core import check_int, check_choice, check_device, check_bool
@@ -25,7 +27,7 @@ from .allocator import MIN_BLOCK
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
-           'hf_masks_as_run', 'split_batch', 'hf_checkpointing', 'StepSpec', 'step_spec']
+           'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'hf_checkpointing', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -234,6 +236,22 @@ def hf_masks_as_run():
     with ExitStack() as stack:
         for n in names: stack.enter_context(mock.patch.object(mu, n, _with_values(mu, getattr(mu, n))))
         yield
+
+# %% ../nbs/07_step.ipynb #1f8bd6c5
+def _tail_only(forward):
+    "`SentenceEncoder.forward`, run on the chunks from the one before the first kept chunk (`AWD_LSTM` only)"
+    def tail(self, input):
+        sl = input.shape[1]  # chunks start at multiples of bptt; kept: those starting within max_len of the end
+        start = math.ceil(max(sl - (self.max_len or sl), 0) / self.bptt) * self.bptt - self.bptt
+        if start <= 0 or type(self.module) is not AWD_LSTM: return forward(self, input)
+        skipped_mask = input[:, :start] == self.pad_idx  # the real forward's mask covers these columns too
+        return forward(self, input[:, start:])
+    return tail
+
+@contextmanager
+def sentence_encoder_tail():
+    "Inside the block, fastai's `SentenceEncoder` over `AWD_LSTM` runs only the chunks whose memory a step keeps"
+    with mock.patch.object(SentenceEncoder, 'forward', _tail_only(SentenceEncoder.forward)): yield
 
 # %% ../nbs/07_step.ipynb #8d1f8f4f
 def _check_input_shape(model, shape):
