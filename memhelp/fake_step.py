@@ -22,7 +22,7 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
-                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS)
+                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS, sentence_encoder_tail)
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -423,7 +423,8 @@ def _predict_one(spec:StepSpec)->MemPlan:
     rec, known = AllocRecorder() if cuda and not spec.attribute else None, _KnownValues()
     try:
         mode, shadow, o = _warm_shadow(spec)
-        with mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(), hf_masks_as_run():
+        with (mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(), hf_masks_as_run(),
+              sentence_encoder_tail()):
             with _failures_named(shadow, spec), _unknowns_noted(shadow, known, spec.device.type):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run

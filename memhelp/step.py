@@ -237,7 +237,7 @@ def hf_masks_as_run():
         for n in names: stack.enter_context(mock.patch.object(mu, n, _with_values(mu, getattr(mu, n))))
         yield
 
-# %% ../nbs/07_step.ipynb #1f8bd6c5
+# %% ../nbs/07_step.ipynb #609bd820
 def _tail_only(forward):
     "`SentenceEncoder.forward`, run on the chunks from the one before the first kept chunk (`AWD_LSTM` only)"
     def tail(self, input):
