@@ -9,6 +9,8 @@ from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
+from torch._prims_common import suggest_memory_format
+from .core import note_kernel_scratch
 from .peak import tensors_in
 from .step import PRECISIONS
 
@@ -138,13 +140,89 @@ class _CpuLossStorage(TorchDispatchMode):
         if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
         return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
 
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex1
+def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
+
+def _slow_conv2d(x, w, stride, padding, dilation, transposed, groups)->bool:
+    "Whether the CPU, oneDNN off, runs this convolution as `_slow_conv2d_*` (Convolution.cpp's `use_nnpack` not met)"
+    if x.ndim != 4 or transposed or groups != 1 or any(d != 1 for d in dilation): return False
+    nnpack = (torch._nnpack_available() and torch._C._get_nnpack_enabled() and x.dtype == torch.float32
+              and x.shape[0] >= 16 and max(w.shape[2:]) < 17 and all(p < k for p, k in zip(padding, w.shape[2:])))
+    return not nnpack
+
+def _conv_copies(x, w)->tuple:
+    "(memory format `_slow_conv2d_*` runs in, bytes of its copies of `x` and `w` in it): channels-last if either is"
+    cl = torch.channels_last in (suggest_memory_format(x), suggest_memory_format(w))  # thnn_conv_use_channels_last
+    mf = torch.channels_last if cl else torch.contiguous_format
+    return mf, sum(_nbytes(t) for t in (x, w) if not t.is_contiguous(memory_format=mf))
+
+def _columns(x, w, stride, padding)->int:
+    "Bytes of `compute_columns2d`'s im2col buffer: batch x (C_in k_h k_w) x (H_out W_out); a view for 1x1"
+    (kh, kw), (sh, sw), (ph, pw) = w.shape[2:], stride, padding
+    if (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0): return 0
+    ho, wo = (x.shape[2] + 2 * ph - kh) // sh + 1, (x.shape[3] + 2 * pw - kw) // sw + 1
+    return x.shape[0] * x.shape[1] * kh * kw * ho * wo * x.element_size()
+
+
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex2
+_HALF = (torch.float16, torch.bfloat16)
+
+def _conv_scratch(args, out)->int|None:
+    "What `convolution` holds inside at its peak, its output included; None where the CPU runs another kernel"
+    x, w, _, stride, padding, dilation, transposed, _, groups = args[:9]
+    if not _slow_conv2d(x, w, stride, padding, dilation, transposed, groups): return None
+    return _conv_copies(x, w)[1] + _columns(x, w, stride, padding) + _nbytes(out)
+
+def _conv_backward_scratch(args, out)->int|None:
+    "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
+    go, x, w, _, stride, padding, dilation, transposed, _, groups, mask = args[:11]
+    if not _slow_conv2d(x, w, stride, padding, dilation, transposed, groups): return None
+    mf, copies = _conv_copies(x, w)
+    gi, gw, gb = (_nbytes(t) for t in out)
+    go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
+    bias_sum = (go.numel() + go.shape[1]) * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
+    return copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + _columns(x, w, stride, padding))
+
+
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
+def _bn_scratch(args, out)->int|None:
+    "A training batch norm's float32 statistics per channel: two buffers, three in channels-last; None in eval"
+    if not args[5]: return None
+    cl = suggest_memory_format(args[0]) == torch.channels_last
+    return args[0].shape[1] * 4 * (3 if cl else 2) + _nbytes(*out)
+
+def _bn_backward_scratch(args, out)->int|None:
+    "A training batch norm's backward: a buffer the size of its input, beside its gradients; None in eval"
+    return _nbytes(args[1], *out) if args[7] else None
+
+def _mean_scratch(args, out)->int:
+    "`mean` of bf16/fp16: a float32 copy summed into a float32 result, cast into the output while both are alive"
+    x = args[0]
+    return (x.numel() + out.numel()) * 4 + _nbytes(out) if x.dtype in _HALF and out.dtype == x.dtype else 0
+
+_aten = torch.ops.aten
+_SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward.default: _conv_backward_scratch,
+            _aten.native_batch_norm.default: _bn_scratch,
+            _aten.native_batch_norm_backward.default: _bn_backward_scratch,
+            _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch}  # what each holds, outputs included
+
+class _CpuKernelScratch(TorchDispatchMode):
+    "Tell the tracker what the CPU kernels in `_SCRATCH` hold inside themselves while they run (oneDNN off)"
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        rule = _SCRATCH.get(func)
+        if rule is not None and tensors_in([out]) and tensors_in([out])[0].device.type == 'cpu':
+            note_kernel_scratch(rule(args, out))
+        return out
+
+
 # %% ../nbs/08_cuda_emulation.ipynb #49c74eaf
 @contextmanager
 def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
     if device == 'cpu':
-        with _CpuLossStorage(), _SavedStatsFloat('cpu'): yield
+        with _CpuLossStorage(), _SavedStatsFloat('cpu'), _CpuKernelScratch(): yield  # scratch sees final outputs
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')
