@@ -118,27 +118,31 @@ def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
 _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch_norm_legit.default,
           torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
 
+def _float_stats(func, args, out, device:str):
+    "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as the real kernels of `device` keep them"
+    if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16) or out[1].dtype == torch.float32:
+        return out  # not a half norm, or float32 already (a real kernel's): as it is
+    # the CPU's layer norm keeps them in float32 only with a float32 weight
+    if func == torch.ops.aten.native_layer_norm.default and device == 'cpu' and (
+        args[2] is None or args[2].dtype != torch.float32): return out
+    return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
+
 class _SavedStatsFloat(TorchDispatchMode):
-    "Saved mean and inverse std of fp16/bf16 norms in float32, as the real kernels of `device` keep them (fakes do not)"
+    "`_float_stats` for every operator (fakes keep the statistics in the input's type)"
     def __init__(self, device): super().__init__(); self.device = device
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16): return out
-        # the CPU's layer norm keeps them in float32 only with a float32 weight
-        if func == torch.ops.aten.native_layer_norm.default and self.device == 'cpu' and (
-            args[2] is None or args[2].dtype != torch.float32): return out
-        return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
+        return _float_stats(func, args, func(*args, **(kwargs or {})), self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
 _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1_loss.default,
                        torch.ops.aten.binary_cross_entropy.default}
 
-class _CpuLossStorage(TorchDispatchMode):
-    "Give the reduced losses in `_FULL_BUFFER_LOSSES` the storage their CPU kernels return: the element-wise buffer"
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
-        return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
+def _loss_storage(func, args, out):
+    "`out`; a reduced loss in `_FULL_BUFFER_LOSSES` in the storage its CPU kernel returns: the element-wise buffer"
+    if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
+    full = args[0].numel() * out.element_size()
+    if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
+    return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex1
 def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
@@ -188,7 +192,7 @@ def _conv_backward_scratch(args, out)->int|None:
 def _bn_scratch(args, out)->int|None:
     "A training batch norm's float32 statistics per channel: two buffers, three in channels-last; None in eval"
     if not args[5]: return None
-    cl = suggest_memory_format(args[0]) == torch.channels_last
+    cl = args[0].is_contiguous(memory_format=torch.channels_last)  # N x C x 1 x 1 too: measured three
     return args[0].shape[1] * 4 * (3 if cl else 2) + _nbytes(*out)
 
 def _bn_backward_scratch(args, out)->int|None:
@@ -206,13 +210,13 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten.native_batch_norm_backward.default: _bn_backward_scratch,
             _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch}  # what each holds, outputs included
 
-class _CpuKernelScratch(TorchDispatchMode):
-    "Tell the tracker what the CPU kernels in `_SCRATCH` hold inside themselves while they run (oneDNN off)"
+class _CpuKernels(TorchDispatchMode):
+    "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, and the scratch in `_SCRATCH`"
+    # one dispatch layer for all three, as the two before were: each layer is a Python call on every operator
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
         rule = _SCRATCH.get(func)
-        if rule is not None and tensors_in([out]) and tensors_in([out])[0].device.type == 'cpu':
-            note_kernel_scratch(rule(args, out))
+        if rule is not None: note_kernel_scratch(rule(args, out))  # after the statistics: the outputs a kernel makes
         return out
 
 
@@ -222,7 +226,7 @@ def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
     if device == 'cpu':
-        with _CpuLossStorage(), _SavedStatsFloat('cpu'), _CpuKernelScratch(): yield  # scratch sees final outputs
+        with _CpuKernels(): yield
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')
