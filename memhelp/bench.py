@@ -28,7 +28,7 @@ from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
 from .planner import predict_memory, measure_memory, max_batch_size
-from .models import small_cnn, LSTMLM
+from .models import small_cnn, LSTMLM, InPlaceNet, DictNet
 from .allocator import replay, STEP_END
 from .batching import find_max_bs
 
@@ -201,33 +201,43 @@ def _speed_row(case, cold, warm)->dict:
 
 # %% ../nbs/90_benchmarks.ipynb #556a46aa
 def _small_model(name):
-    "A small real model by name: 'resnet18' (10 classes), 'cnn' (`bench_cnn`) or 'lstm' (a small `LSTMLM`)"
+    "A small real model by name: 'resnet18' (10 classes), 'cnn', 'lstm' (a small `LSTMLM`), 'inplace' or 'dict'"
     import torchvision
     torch.manual_seed(0)
     makers = {'resnet18': lambda: torchvision.models.resnet18(num_classes=10), 'cnn': bench_cnn,
-              'lstm': _bench_lm}
+              'lstm': _bench_lm, 'inplace': InPlaceNet, 'dict': DictNet}
     if name not in makers: raise ValueError(f"model: must be one of {list(makers)}, got {name!r}")
     return makers[name]()
 
 def accuracy_grid(full:bool=True)->list:
-    "(model, input_shape, bs, precision, checkpoint) configurations: 20 for the full run, 3 for a quick one"
+    "(model, input_shape, bs, precision, checkpoint) configurations: 28 for the full run, 5 for a quick one"
     full = check_bool('full', full)
     grid = [(m, shape, bs, p, ck) for m, shape, bss,
             cks in [('resnet18', (3, 32, 32), (2, 8), (0, 2)), ('cnn', (3, 64, 64), (16, 64), (0, 2)),
-                                                          ('lstm', (32,), (8, 32), (0,))]
+                    ('lstm', (32,), (8, 32), (0,)), ('inplace', (3, 32, 32), (8, 32), (0,)),
+                    ('dict', (3, 32, 32), (8, 32), (0,))]
             for bs in bss for p in ('fp32', 'bf16') for ck in cks]
-    return grid if full else [grid[0], grid[11], grid[16]]
+    return grid if full else [grid[0], grid[11], grid[16], grid[21], grid[25]]  # the last two: bf16, bs 8
+
+def _step_inputs(name, shape)->dict:
+    "What `predict_memory` takes for a `_small_model`'s input: one sample's shape, or for 'dict' a batch of dicts"
+    if name != 'dict': return dict(input_shape=shape)
+    return dict(batch=({'image': torch.zeros(1, *shape), 'tab': torch.zeros(1, 8)}, torch.zeros(1, dtype=torch.long)))
 
 # %% ../nbs/90_benchmarks.ipynb #f7740bc9
 def planner_accuracy(configs:list, # (model name for `_small_model`, input_shape, bs, precision, checkpoint)
                     )->list:
-    "Predicted and measured peak of each configuration, with the relative error"
+    "Predicted and measured peak of each configuration, the relative error; kernels' scratch, emulated and measured"
     models, rows = {}, []
     for name, shape, bs, prec, ck in configs:
-        m = models.setdefault(name, _small_model(name))
-        pred, real = (f(m, shape, bs, prec, checkpoint=ck) for f in (predict_memory, measure_memory))
+        m, kw = models.setdefault(name, _small_model(name)), dict(bs=bs, precision=prec, checkpoint=ck)
+        kw.update(_step_inputs(name, shape))
+        pred, real = predict_memory(m, **kw), measure_memory(m, **kw, kernel_scratch=True)
+        ps, ms = pred.kernel_scratch, real.kernel_scratch  # None: not emulated (NNPACK), or a profiler was running
         rows.append(dict(model=name, input_shape=list(shape), bs=bs, precision=prec, checkpoint=ck,
-                         predicted=pred.peak, measured=real.peak, rel_error=pred.peak / real.peak - 1))
+                         predicted=pred.peak, measured=real.peak, rel_error=pred.peak / real.peak - 1,
+                         predicted_scratch=ps, measured_scratch=ms, alloc_rel_error=None if None in (ps, ms) else
+                         (pred.peak + ps) / (real.peak + ms) - 1))  # with the scratch, vs the allocator's peak
     return rows
 
 # %% ../nbs/90_benchmarks.ipynb #5228fa8b
@@ -567,9 +577,9 @@ def reserved_ratios(cases=(('resnet50', (3, 224, 224), 256),), # (a `_peer_model
         except ImportError as e: rows.append(dict(model=name, failed=str(e)[:200])); continue  # transformers absent
         predict_memory(m, device='cuda', **kw)  # the cold call builds and warms the shadow model: not timed
         p, secs, _ = _timed(lambda: predict_memory(m, device='cuda', **kw))
-        r, rsecs, _ = _timed(lambda: replay(p.events))
+        _, rsecs, _ = _timed(lambda: replay(p.events))  # the replay `predict_memory` made, again: timed
         rows.append(dict(model=name, input_shape=list(shape), bs=bs, allocated=p.peak, reserved=p.reserved,
-                         replayed_reserved=r.reserved_peak, ratio=p.reserved / p.peak, events=len(p.events),
+                         ratio=p.reserved / p.peak, events=len(p.events),
                          predict_s=secs, replay_s=rsecs, replay_share=rsecs / secs))
     return rows
 
@@ -822,7 +832,8 @@ _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medi
                                                                      cold_cpu_s=_f2, warm_cpu_s=_f2)),
            'accuracy': ('Planner accuracy (peak, predicted vs tracked real step)',
                         dict(model=str, input_shape=str, bs=str, precision=str,
-                        checkpoint=str, predicted=_b, measured=_b, rel_error=_pct)),
+                        checkpoint=str, predicted=_b, measured=_b, rel_error=_pct, predicted_scratch=_b,
+                        measured_scratch=_b, alloc_rel_error=_pct)),
            'max_bs': ('Finding the largest batch',
                       dict(strategy=str, answer=str, answer_fits=str, trials=str, seconds=_f2, true_bs=str, budget=_b)),
            'savings': ('Savings (peak of one training step)',

@@ -24,8 +24,8 @@ from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_t
 __all__ = ['OutOfMemoryError', 'SCRATCH_SEEN', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget',
            'check_bool', 'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes',
            'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'scratch_note',
-           'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory', 'optimizer_state',
-           'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory', 'note_kernel_scratch',
+           'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -297,6 +297,7 @@ class _StorageBook:
         self.current = self.peak = self.window_peak = self.outside = 0  # outside: what `charge` counts against budget
         self.observer = None  # `memhelp.peak`'s attribution: told of every change in `current`, when set
         self.alloc = None  # an `_AllocatorBook` when the budget is decided as CUDA's caching allocator would
+        self.noted_peak, self.noted_unknown = 0, False  # kernels' scratch told by `note_kernel_scratch`
 
     def _release(self, key):
         n = self.nbytes.pop(key, 0)
@@ -497,6 +498,9 @@ class MemTrace:
     # `kernel_scratch=True` only: the CPU allocator's own peak and end above the start, kernels' scratch included
     alloc_peak: int|None = None
     alloc_end: int|None = None
+    # 'tracked', once ended: the peak with the kernels' scratch that `note_kernel_scratch` told of (an emulation's);
+    # None when a kernel's could not be told
+    noted_peak: int|None = None
     _peak: int = field(default=0, repr=False)
     _adopted: dict|None = field(default=None, repr=False)  # with `kernel_scratch`: data pointer -> bytes adopted
 
@@ -520,6 +524,10 @@ class MemTrace:
     def kernel_scratch(self)->int|None:
         "Bytes the CPU allocator's peak holds beyond the tracked peak (kernels' own buffers); None if not measured"
         return None if self.alloc_peak is None else self.alloc_peak - self.peak
+    @property
+    def noted_scratch(self)->int|None:
+        "Bytes `note_kernel_scratch` put beyond the tracked peak (0 if none told); None if a kernel's is unknown"
+        return None if self.noted_peak is None else self.noted_peak - self.peak
 
 # %% ../nbs/00_core.ipynb #c5a7f004
 SCRATCH_SEEN = 0.68  # a tracked peak up to 68% below the CPU allocator's: a conv net without oneDNN (measured below)
@@ -654,6 +662,7 @@ def _start_tracked(trace, round_to, observer, tensors, conf=None):
 def _end_tracked(trace, mode):
     "Final figures of a 'tracked' `trace`; its tracker forgets everything"
     trace._peak, trace.end = mode.peak, mode.current
+    trace.noted_peak = None if mode.noted_unknown else max(mode.noted_peak, mode.peak)
     mode.stop(); mode.observer = None; _open_modes.discard(mode); _watch_storages(False)
 
 # %% ../nbs/00_core.ipynb #c07e0a03
@@ -790,6 +799,16 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
     try:
         with (_allocator_events(trace, round_to) if scratch else nullcontext()), (mode or nullcontext()): yield trace
     finally: _end_tracked(trace, mode) if tracked else _end_cuda(trace)
+
+# %% ../nbs/00_core.ipynb #c5a7f021
+def note_kernel_scratch(nbytes:int|None, # bytes the running kernel holds beyond the tensors alive before it, its
+                        # outputs included; None: it takes scratch of a size the caller cannot know
+                       ):
+    "Tell the tracked blocks open on the CPU what a kernel running now holds inside itself (an emulation's figure)"
+    for m in list(_open_modes):
+        if not isinstance(m, _StorageTracker) or m.device_type != 'cpu' or m.disowned: continue
+        if nbytes is None: m.noted_unknown = True
+        else: m.noted_peak = max(m.noted_peak, m.current + nbytes)
 
 # %% ../nbs/00_core.ipynb #c9861be8
 def _tensor_bytes(objs, seen, round_to=1)->int:

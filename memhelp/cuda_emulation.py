@@ -9,6 +9,8 @@ from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
+from torch._prims_common import suggest_memory_format
+from .core import note_kernel_scratch
 from .peak import tensors_in
 from .step import PRECISIONS
 
@@ -116,27 +118,107 @@ def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
 _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch_norm_legit.default,
           torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
 
+def _float_stats(func, args, out, device:str):
+    "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as the real kernels of `device` keep them"
+    if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16) or out[1].dtype == torch.float32:
+        return out  # not a half norm, or float32 already (a real kernel's): as it is
+    # the CPU's layer norm keeps them in float32 only with a float32 weight
+    if func == torch.ops.aten.native_layer_norm.default and device == 'cpu' and (
+        args[2] is None or args[2].dtype != torch.float32): return out
+    return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
+
 class _SavedStatsFloat(TorchDispatchMode):
-    "Saved mean and inverse std of fp16/bf16 norms in float32, as the real kernels of `device` keep them (fakes do not)"
+    "`_float_stats` for every operator (fakes keep the statistics in the input's type)"
     def __init__(self, device): super().__init__(); self.device = device
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16): return out
-        # the CPU's layer norm keeps them in float32 only with a float32 weight
-        if func == torch.ops.aten.native_layer_norm.default and self.device == 'cpu' and (
-            args[2] is None or args[2].dtype != torch.float32): return out
-        return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
+        return _float_stats(func, args, func(*args, **(kwargs or {})), self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
 _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1_loss.default,
                        torch.ops.aten.binary_cross_entropy.default}
 
-class _CpuLossStorage(TorchDispatchMode):
-    "Give the reduced losses in `_FULL_BUFFER_LOSSES` the storage their CPU kernels return: the element-wise buffer"
+def _loss_storage(func, args, out):
+    "`out`; a reduced loss in `_FULL_BUFFER_LOSSES` in the storage its CPU kernel returns: the element-wise buffer"
+    if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
+    full = args[0].numel() * out.element_size()
+    if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
+    return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
+
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex1
+def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
+
+def _slow_conv2d(x, w, stride, padding, dilation, transposed, groups)->bool:
+    "Whether the CPU, oneDNN off, runs this convolution as `_slow_conv2d_*` (Convolution.cpp's `use_nnpack` not met)"
+    if x.ndim != 4 or transposed or groups != 1 or any(d != 1 for d in dilation): return False
+    nnpack = (torch._nnpack_available() and torch._C._get_nnpack_enabled() and x.dtype == torch.float32
+              and x.shape[0] >= 16 and max(w.shape[2:]) < 17 and all(p < k for p, k in zip(padding, w.shape[2:])))
+    return not nnpack
+
+def _conv_copies(x, w)->tuple:
+    "(memory format `_slow_conv2d_*` runs in, bytes of its copies of `x` and `w` in it): channels-last if either is"
+    cl = torch.channels_last in (suggest_memory_format(x), suggest_memory_format(w))  # thnn_conv_use_channels_last
+    mf = torch.channels_last if cl else torch.contiguous_format
+    return mf, sum(_nbytes(t) for t in (x, w) if not t.is_contiguous(memory_format=mf))
+
+def _columns(x, w, stride, padding)->int:
+    "Bytes of `compute_columns2d`'s im2col buffer: batch x (C_in k_h k_w) x (H_out W_out); a view for 1x1"
+    (kh, kw), (sh, sw), (ph, pw) = w.shape[2:], stride, padding
+    if (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0): return 0
+    ho, wo = (x.shape[2] + 2 * ph - kh) // sh + 1, (x.shape[3] + 2 * pw - kw) // sw + 1
+    return x.shape[0] * x.shape[1] * kh * kw * ho * wo * x.element_size()
+
+
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex2
+_HALF = (torch.float16, torch.bfloat16)
+
+def _conv_scratch(args, out)->int|None:
+    "What `convolution` holds inside at its peak, its output included; None where the CPU runs another kernel"
+    x, w, _, stride, padding, dilation, transposed, _, groups = args[:9]
+    if not _slow_conv2d(x, w, stride, padding, dilation, transposed, groups): return None
+    return _conv_copies(x, w)[1] + _columns(x, w, stride, padding) + _nbytes(out)
+
+def _conv_backward_scratch(args, out)->int|None:
+    "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
+    go, x, w, _, stride, padding, dilation, transposed, _, groups, mask = args[:11]
+    if not _slow_conv2d(x, w, stride, padding, dilation, transposed, groups): return None
+    mf, copies = _conv_copies(x, w)
+    gi, gw, gb = (_nbytes(t) for t in out)
+    go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
+    bias_sum = (go.numel() + go.shape[1]) * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
+    return copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + _columns(x, w, stride, padding))
+
+
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
+def _bn_scratch(args, out)->int|None:
+    "A training batch norm's float32 statistics per channel: two buffers, three in channels-last; None in eval"
+    if not args[5]: return None
+    cl = args[0].is_contiguous(memory_format=torch.channels_last)  # N x C x 1 x 1 too: measured three
+    return args[0].shape[1] * 4 * (3 if cl else 2) + _nbytes(*out)
+
+def _bn_backward_scratch(args, out)->int|None:
+    "A training batch norm's backward: a buffer the size of its input, beside its gradients; None in eval"
+    return _nbytes(args[1], *out) if args[7] else None
+
+def _mean_scratch(args, out)->int:
+    "`mean` of bf16/fp16: a float32 copy summed into a float32 result, cast into the output while both are alive"
+    x = args[0]
+    return (x.numel() + out.numel()) * 4 + _nbytes(out) if x.dtype in _HALF and out.dtype == x.dtype else 0
+
+_aten = torch.ops.aten
+_SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward.default: _conv_backward_scratch,
+            _aten.native_batch_norm.default: _bn_scratch,
+            _aten.native_batch_norm_backward.default: _bn_backward_scratch,
+            _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch}  # what each holds, outputs included
+
+class _CpuKernels(TorchDispatchMode):
+    "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, and the scratch in `_SCRATCH`"
+    # one dispatch layer for all three, as the two before were: each layer is a Python call on every operator
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
-        return torch.empty(args[0].shape, dtype=out.dtype, device=out.device).as_strided((), ())
+        out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
+        rule = _SCRATCH.get(func)
+        if rule is not None: note_kernel_scratch(rule(args, out))  # after the statistics: the outputs a kernel makes
+        return out
+
 
 # %% ../nbs/08_cuda_emulation.ipynb #49c74eaf
 @contextmanager
@@ -144,7 +226,7 @@ def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
     if device == 'cpu':
-        with _CpuLossStorage(), _SavedStatsFloat('cpu'): yield
+        with _CpuKernels(): yield
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')

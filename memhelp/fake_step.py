@@ -125,7 +125,8 @@ class MemPlan:
         bs = f"{self.bs}/{self.n_acc}" if self.n_acc > 1 else self.bs
         res = '' if self.reserved is None else f"; emulated CUDA reserved {fmt_bytes(self.reserved)}"
         units = '' if self.units is None else f"; FSDP units: {', '.join(u or '(root)' for u in self.units)}"
-        scr = (f"; kernels' scratch {fmt_bytes(self.kernel_scratch)} beyond it" if self.kernel_scratch is not None
+        scr = (f"; kernels' scratch {fmt_bytes(self.kernel_scratch)} beyond it{'' if self.measured else ' (emulated)'}"
+               if self.kernel_scratch is not None
                else "; kernels' own scratch not counted (measure_memory(kernel_scratch=True))" if self.device == 'cpu'
                else '')
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
@@ -433,7 +434,8 @@ def _predict_one(spec:StepSpec)->MemPlan:
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     events = _steady_trace(rec.events, rec.start) if cuda else None
     return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
-                    reserved=None if events is None else replay(events).reserved_peak, unknowns=tuple(known.unknowns))
+                    reserved=None if events is None else replay(events).reserved_peak, unknowns=tuple(known.unknowns),
+                    kernel_scratch=tr.noted_scratch if spec.device.type == 'cpu' else None)  # emulated (08)
 
 # %% ../nbs/09_fake_step.ipynb #8ba4a2b9
 def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`

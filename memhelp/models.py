@@ -14,7 +14,7 @@ from fastai.layers import ConvLayer
 from .core import check_int, check_bool, check_number
 
 # %% auto #0
-__all__ = ['small_cnn', 'mlp', 'LSTMLM', 'TinyTextNet']
+__all__ = ['small_cnn', 'mlp', 'LSTMLM', 'TinyTextNet', 'InPlaceNet', 'DictNet']
 
 # %% ../nbs/05_models.ipynb #babe484f
 def small_cnn(n_out:int=4, # classes
@@ -75,3 +75,37 @@ class TinyTextNet(nn.Module):
         self.emb = nn.Embedding(n_vocab, emb, padding_idx=1)
         self.lin, self.head = nn.Linear(emb, nh), nn.Linear(nh, n_out)
     def forward(self, x): return self.head(F.relu(self.lin(self.emb(x))).amax(1))
+
+# %% ../nbs/05_models.ipynb #mdl05ex1
+class InPlaceNet(nn.Module):
+    "Three 3x3 convolutions with in-place ReLU, residual add and scaling, a batch norm, a global mean, a linear head"
+    def __init__(self, c:int=16, # channels of the convolutions
+                 n_out:int=10, # classes
+                ):
+        super().__init__()
+        c, n_out = check_int('c', c, hi=4096), check_int('n_out', n_out, hi=100_000)
+        self.c1, self.c2, self.c3 = (nn.Conv2d(n, c, 3, padding=1) for n in (3, c, c))
+        self.bn, self.head = nn.BatchNorm2d(c), nn.Linear(c, n_out)
+    def forward(self, x):
+        x = F.relu_(self.c1(x))
+        y = self.bn(self.c2(x)); y.add_(x); y.relu_()
+        y = self.c3(y); y.mul_(0.5)
+        return self.head(y.mean((2, 3)))
+
+
+# %% ../nbs/05_models.ipynb #mdl05ex2
+class DictNet(nn.Module):
+    "Takes `image` and `tab` (a dict of them, as keywords); returns a dict: 'logits', and 'aux' from `tab` alone"
+    def __init__(self, c:int=16, # channels of the two convolutions
+                 n_tab:int=8, # tabular features
+                 n_out:int=10, # classes
+                ):
+        super().__init__()
+        c, n_tab, n_out = (check_int(k, v, hi=100_000) for k, v in (('c', c), ('n_tab', n_tab), ('n_out', n_out)))
+        self.img = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.ReLU(), nn.Conv2d(c, c, 3, stride=2, padding=1),
+                                 nn.ReLU())
+        self.tab, self.head, self.aux = nn.Linear(n_tab, c), nn.Linear(2 * c, n_out), nn.Linear(c, 1)
+    def forward(self, image, tab):
+        t = self.tab(tab)
+        return {'logits': self.head(torch.cat([self.img(image).mean((2, 3)), t], 1)), 'aux': self.aux(t)}
+
