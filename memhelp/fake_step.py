@@ -542,8 +542,8 @@ def _items_peak(items)->int:
     return max(0, _summary(items)[1])
 
 # %% ../nbs/09_fake_step.ipynb #ls27c5
-_LENGTHS, _CHECK = (8, 9, 10), 16  # the lengths the template is fitted on, and the one it is checked at
-_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens)
+_FIRSTS, _CHECK = (8, 9, 10), 16  # fitted on 3 lengths from the first of these (the next if sizes coincide), checked
+_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens, 66 when two windows fail)
 
 def _seq_len(spec:StepSpec)->int|None:
     "The sequence length: dimension 1 of the batch's first tensor (None if it has none)"
@@ -572,44 +572,44 @@ def _long_refusal(spec:StepSpec)->str|None:
     return ''
 
 # %% ../nbs/09_fake_step.ipynb #ls27c7
-def _short_steps(spec:StepSpec, lengths)->tuple:
-    "([(held, changes) per length], unknowns, state) of `spec`'s fake steps at sequence `lengths`, each checked"
+def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict)->dict:
+    "Add to `runs` {length: (held, changes)} `spec`'s fake steps at sequence `lengths`, each checked; the state"
     mode, shadow, o = _warm_shadow(spec)
-    runs, unknowns = [], {}
     for n in lengths:
         sp, known, curve = _with_length(spec, n), _KnownValues(), _LiveCurve()
         with mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log(), hf_masks_as_run():
             with _failures_named(shadow, sp), _unknowns_noted(shadow, known):
                 held, peak, _ = _step_peak(shadow, o, sp, known, curve)
         if max(held, _items_peak(curve.events)) != peak: raise RuntimeError("the changes do not add up to the peak")
-        runs.append((held, curve.events)); unknowns.update(known.unknowns)
-    with mode: mm = model_memory(shadow, o, round_to=spec.round_to)
-    return runs, tuple(unknowns), mm
+        runs[n] = held, curve.events; unknowns.update(known.unknowns)
+    with mode: return model_memory(shadow, o, round_to=spec.round_to)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c8
-def _template_refusal(runs:list, unknowns:tuple):
-    "(template, '') fitted on the runs of `_LENGTHS`, checked on `_CHECK`'s; or (None, why not)"
-    if unknowns: return None, "a short step read the batch's values or ran what fake tensors cannot follow"
-    if len({h for h, _ in runs}) > 1: return None, "what the model holds at the start changes with the length"
-    fit = _fit_items([_compress(ev) for _, ev in runs[:-1]])
-    if fit is None: return None, f"the steps of {_LENGTHS} tokens differ by more than repeats and sizes on a line"
-    if _expand(_at_length(fit, _CHECK - _LENGTHS[0])) != runs[-1][1]:
-        return None, f"the template of {_LENGTHS} tokens does not give the step of {_CHECK} tokens exactly"
-    return fit, ''
+def _template(spec:StepSpec)->tuple|str:
+    "(template, its first length, held, state) fitted on short steps of `spec`, checked at `_CHECK`; or why not"
+    runs, unknowns = {}, {}
+    for first in _FIRSTS:
+        mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
+        if unknowns: return "a short step read the batch's values or ran what fake tensors cannot follow"
+        if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the length"
+        fit = _fit_items([_compress(runs[n][1]) for n in (first, first + 1, first + 2)])
+        if fit is not None and _expand(_at_length(fit, _CHECK - first)) == runs[_CHECK][1]:
+            return fit, first, runs[first][0], mm
+    return (f"no three steps from {_FIRSTS[0]} to {_FIRSTS[-1] + 2} tokens are repeats and sizes on lines that give "
+            f"the step of {_CHECK} tokens exactly")
 
 def _predict_long(spec:StepSpec)->MemPlan:
     "`_predict_one`, from short sequences where a loop extrapolation helps and proves itself; `how` says which"
     why = _long_refusal(spec)
     if why is None: return _predict_one(spec)
     if not why:
-        try: runs, unknowns, mm = _short_steps(spec, (*_LENGTHS, _CHECK))
+        try: why = _template(spec)
         except (*_FAKE_FAILURES, ValueError) as e: why = f"a short step failed: {_first_line(e)}"
-        else: fit, why = _template_refusal(runs, unknowns)
-    if why: return replace(_predict_one(spec), how=f"one full step (no loop extrapolation: {why})")
-    T, held = _seq_len(spec), runs[0][0]
-    how = (f"extrapolated to {T} tokens from the steps of {', '.join(map(str, _LENGTHS))} tokens (loops per token),"
+    if isinstance(why, str): return replace(_predict_one(spec), how=f"one full step (no loop extrapolation: {why})")
+    (fit, first, held, mm), T = why, _seq_len(spec)
+    how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
-    return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, T - _LENGTHS[0]))), False, how=how)
+    return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, T - first))), False, how=how)
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e02
 def _check_measurable(spec:StepSpec):
