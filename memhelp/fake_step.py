@@ -482,11 +482,13 @@ def _repeats(a:np.ndarray, p:int)->np.ndarray:
     brk = np.where(same, n, np.arange(n))  # the next position where the block stops repeating
     return (np.minimum.accumulate(brk[::-1])[::-1] - np.arange(n)) // p + 1
 
+_MAX_BLOCK = 4096  # longest block looked for: a cost bound (n x 4096 comparisons); a longer one stays unrolled
+
 def _compress(events:list)->tuple:
     "`events` as items: changes (ints), and `_Rep`s of blocks repeated in a row, themselves compressed"
     a, n = np.asarray(events, dtype=np.int64), len(events)
     best, period = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    for p in range(1, n // 2 + 1):  # the longest cover at each position, the shortest block on a tie
+    for p in range(1, min(n // 2, _MAX_BLOCK) + 1):  # the longest cover at each position, the shortest block on a tie
         cover = _repeats(a, p) * p
         better = (cover > best) & (cover >= 2 * p)
         best[better], period[better] = cover[better], p
