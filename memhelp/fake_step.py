@@ -116,7 +116,8 @@ class MemPlan:
     # `measure_memory(kernel_scratch=True)` on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU
     # allocator's events); `fits` adds them. None: not measured (off, predicted, CUDA, attributed, ranks)
     kernel_scratch: int = None
-    how: str = None  # a long sequence's prediction: how it was made (from short steps), or why by one full step
+    # a long sequence's prediction: how it was made (from short steps), or why by one full step; None: not asked
+    how: str = field(default=None, compare=False)
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
