@@ -26,6 +26,8 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
+from collections import namedtuple
+import numpy as np
 
 # %% auto #0
 __all__ = ['FOLLOW_LIMIT', 'UNKNOWN_MARGIN', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels',
@@ -114,6 +116,8 @@ class MemPlan:
     # `measure_memory(kernel_scratch=True)` on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU
     # allocator's events); `fits` adds them. None: not measured (off, predicted, CUDA, attributed, ranks)
     kernel_scratch: int = None
+    # a long sequence's prediction: how it was made (from short steps), or why by one full step; None: not asked
+    how: str = field(default=None, compare=False)
     @property
     def peak(self)->int: return sum(getattr(self, k) for k in _PLAN_PARTS)
     @property
@@ -130,7 +134,8 @@ class MemPlan:
                else "; kernels' own scratch not counted (measure_memory(kernel_scratch=True))" if self.device == 'cpu'
                else '')
         return (f"{self.model} bs={bs} {self.precision} {self.opt}: peak {fmt_bytes(self.peak)} ({self.label}; {parts})"
-                + res + units + scr + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns))
+                + res + units + scr + ''.join(f"\n  NOT KNOWN: {u}" for u in self.unknowns)
+                + (f"\n  {self.how}" if self.how else ''))
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -462,7 +467,160 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks)
-    return _predict_sharded(spec) if spec.n_gpus > 1 else _predict_one(spec)
+    return _predict_sharded(spec) if spec.n_gpus > 1 else _predict_long(spec)
+
+# %% ../nbs/09_fake_step.ipynb #ls27c1
+class _LiveCurve:
+    "An observer for `track_memory`: the net change of the tracked bytes between the readings of its peak"
+    def __init__(self): self.events, self.acc = [], 0
+    def adopt(self, tensors): pass  # `_step_peak` shows an allocator's recorder the state: the curve needs no keys
+    def grew(self, key, delta, t=None):
+        self.acc += delta
+        if delta > 0 and t is None: self.op_done(None, None)  # a storage resized: the tracker reads its peak now
+    def op_done(self, func, current):
+        "After each operator: one change, net (0 is left out: a reading equal to the one before cannot be a new peak)"
+        if self.acc: self.events.append(self.acc); self.acc = 0
+
+# %% ../nbs/09_fake_step.ipynb #ls27c2
+_Rep = namedtuple('_Rep', 'body count')  # a block of items repeated `count` times in a row
+_Line = namedtuple('_Line', 'at_first slope')  # a number at the first fitted length, and its change per token
+
+def _repeats(a:np.ndarray, p:int)->np.ndarray:
+    "How many times the block of `p` changes starting at each position repeats in a row there (1: not repeated)"
+    n = len(a); same = np.zeros(n, dtype=bool); same[:n - p] = a[:n - p] == a[p:]
+    brk = np.where(same, n, np.arange(n))  # the next position where the block stops repeating
+    return (np.minimum.accumulate(brk[::-1])[::-1] - np.arange(n)) // p + 1
+
+_MAX_BLOCK = 4096  # longest block looked for: a cost bound (n x 4096 comparisons); a longer one stays unrolled
+
+def _compress(events:list)->tuple:
+    "`events` as items: changes (ints), and `_Rep`s of blocks repeated in a row, themselves compressed"
+    a, n = np.asarray(events, dtype=np.int64), len(events)
+    best, period = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    for p in range(1, min(n // 2, _MAX_BLOCK) + 1):  # the longest cover at each position, the shortest block on a tie
+        cover = _repeats(a, p) * p
+        better = (cover > best) & (cover >= 2 * p)
+        best[better], period[better] = cover[better], p
+    items, i = [], 0
+    while i < n:
+        if not best[i]: items.append(events[i]); i += 1; continue
+        p = int(period[i]); items.append(_Rep(_compress(events[i:i + p]), int(best[i]) // p)); i += int(best[i])
+    return tuple(items)
+
+# %% ../nbs/09_fake_step.ipynb #ls27c3
+def _fit_line(ys:list):
+    "The `_Line` through `ys`, measured at consecutive lengths; None if they are not on one"
+    d = ys[1] - ys[0]
+    return _Line(ys[0], d) if all(b - a == d for a, b in zip(ys, ys[1:])) else None
+
+def _fit_items(templates:list):
+    "One template of `_Line`s from compressed `templates` of consecutive lengths; None if they differ otherwise"
+    if len({len(t) for t in templates}) != 1: return None
+    out = []
+    for its in zip(*templates):
+        if all(isinstance(x, int) for x in its): f = _fit_line(its)
+        elif all(isinstance(x, _Rep) for x in its):
+            body, count = _fit_items([x.body for x in its]), _fit_line([x.count for x in its])
+            f = None if body is None or count is None or count.slope < 0 else _Rep(body, count)
+        else: return None
+        if f is None: return None
+        out.append(f)
+    return out
+
+# %% ../nbs/09_fake_step.ipynb #ls27c4
+def _at_length(fit:list, k:int)->tuple:
+    "The template `fit` at `k` tokens past its first length: items as `_compress` makes them"
+    val = lambda l: l.at_first + l.slope * k
+    return tuple(_Rep(_at_length(f.body, k), val(f.count)) if isinstance(f, _Rep) else val(f) for f in fit)
+
+def _expand(items)->list:
+    "The changes of `items`, every repeat written out"
+    return [s for it in items for s in (_expand(it.body) * it.count if isinstance(it, _Rep) else (it,))]
+
+def _summary(items)->tuple:
+    "(net change, highest running total) of `items`; a repeated block peaks in its first or its last round"
+    level, top = 0, -math.inf
+    for it in items:
+        if isinstance(it, _Rep):
+            if it.count < 1: continue
+            d, t = _summary(it.body); d, t = it.count * d, t + max(0, (it.count - 1) * d)
+        else: d = t = it
+        top, level = max(top, level + t), level + d
+    return level, top
+
+def _items_peak(items)->int:
+    "The highest running total of `items`' changes, from 0"
+    return max(0, _summary(items)[1])
+
+# %% ../nbs/09_fake_step.ipynb #ls27c5
+_FIRSTS, _CHECK = (8, 9, 10), 16  # fitted on 3 lengths from the first of these (the next if sizes coincide), checked
+_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens, 66 when two windows fail)
+
+def _seq_len(spec:StepSpec)->int|None:
+    "The sequence length: dimension 1 of the batch's first tensor (None if it has none)"
+    ts = tensors_in(spec.batch)
+    return ts[0].shape[1] if ts and ts[0].ndim >= 2 else None
+
+def _with_length(spec:StepSpec, n:int)->StepSpec:
+    "`spec` with sequences of `n`: dimension 1 of each batch tensor whose dimension 1 is the length, cut to `n`"
+    T = _seq_len(spec)
+    def cut(t):
+        if t.ndim < 2 or t.shape[1] != T: return t
+        return torch.empty((t.shape[0], n, *t.shape[2:]), dtype=t.dtype, device='meta') if t.is_meta else t[:, :n]
+    return replace(spec, batch=map_tensors(spec.batch, cut), input_shape=(n, *spec.input_shape[1:]))
+
+# %% ../nbs/09_fake_step.ipynb #ls27c6
+def _long_refusal(spec:StepSpec)->str|None:
+    "Why a loop extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
+    T = _seq_len(spec)
+    if T is None or T < _LONG_FROM or not any(isinstance(m, nn.RNNBase) for m in spec.model.modules()): return None
+    if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
+    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
+    chunked = [type(m).__name__ for m in spec.model.modules() if isinstance(getattr(m, 'bptt', None), int)]
+    if chunked: return f"{chunked[0]} runs the sequence in chunks of bptt tokens, not in one loop per token"
+    if any(d != 1 and t.shape[d] == T for t in tensors_in(spec.batch) for d in range(1, t.ndim)):
+        return f"a dimension other than 1 of the batch is {T} long too: which one is the sequence is not clear"
+    return ''
+
+# %% ../nbs/09_fake_step.ipynb #ls27c7
+def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict)->dict:
+    "Add to `runs` {length: (held, changes)} `spec`'s fake steps at sequence `lengths`, each checked; the state"
+    mode, shadow, o = _warm_shadow(spec)
+    for n in lengths:
+        sp, known, curve = _with_length(spec, n), _KnownValues(), _LiveCurve()
+        with mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log(), hf_masks_as_run():
+            with _failures_named(shadow, sp), _unknowns_noted(shadow, known):
+                held, peak, _ = _step_peak(shadow, o, sp, known, curve)
+        if max(held, _items_peak(curve.events)) != peak: raise RuntimeError("the changes do not add up to the peak")
+        runs[n] = held, curve.events; unknowns.update(known.unknowns)
+    with mode: return model_memory(shadow, o, round_to=spec.round_to)
+
+# %% ../nbs/09_fake_step.ipynb #ls27c8
+def _template(spec:StepSpec)->tuple|str:
+    "(template, its first length, held, state) fitted on short steps of `spec`, checked at `_CHECK`; or why not"
+    runs, unknowns = {}, {}
+    for first in _FIRSTS:
+        mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
+        if unknowns: return "a short step read the batch's values or ran what fake tensors cannot follow"
+        if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the length"
+        fit = _fit_items([_compress(runs[n][1]) for n in (first, first + 1, first + 2)])
+        if fit is not None and _expand(_at_length(fit, _CHECK - first)) == runs[_CHECK][1]:
+            return fit, first, runs[first][0], mm
+    return (f"no three steps from {_FIRSTS[0]} to {_FIRSTS[-1] + 2} tokens are repeats and sizes on lines that give "
+            f"the step of {_CHECK} tokens exactly")
+
+def _predict_long(spec:StepSpec)->MemPlan:
+    "`_predict_one`, from short sequences where a loop extrapolation helps and proves itself; `how` says which"
+    why = _long_refusal(spec)
+    if why is None: return _predict_one(spec)
+    if not why:
+        try: why = _template(spec)
+        except (*_FAKE_FAILURES, ValueError) as e: why = f"a short step failed: {_first_line(e)}"
+    if isinstance(why, str): return replace(_predict_one(spec), how=f"one full step (no loop extrapolation: {why})")
+    (fit, first, held, mm), T = why, _seq_len(spec)
+    how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
+           f" checked exactly at {_CHECK}")
+    return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, T - first))), False, how=how)
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e02
 def _check_measurable(spec:StepSpec):
