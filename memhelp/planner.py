@@ -181,7 +181,7 @@ def _batch_bytes(batch, rows:int)->list:
     "The bytes of each tensor of `batch` made with `rows` rows, as the planner makes it"
     return [(rows * math.prod(t.shape[1:]) if t.ndim else 1) * t.element_size() for t in tensors_in(batch)]
 
-def _sequence_plan(model, input_shape, bs, batches:list, **kw)->MemPlan:
+def _sequence_plan(model, input_shape, bs, batches:list, show:bool=False, **kw)->MemPlan:
     "`predict_memory` of `kw['batch']` at `bs`; CUDA: reserved from `batches`' steps in a row, then the largest again"
     big = predict_memory(model, input_shape, bs, **kw)
     if big.events is None: return big  # only a CUDA plan on one device has a trace to replay
@@ -193,7 +193,8 @@ def _sequence_plan(model, input_shape, bs, batches:list, **kw)->MemPlan:
         if key(b, n) not in memo: memo[key(b, n)] = predict_memory(model, input_shape, n, **{**kw, 'batch': b})
         return memo[key(b, n)], _batch_bytes(b, n // n_acc)
     # then the largest batch again (SortedDL's next epoch starts with it): met in a cache the steps have cut up
-    steps = [step(b) for b in batches] + [(big, _batch_bytes(kw['batch'], big.bs // n_acc))]
+    bar = progress_bar(batches, leave=False) if show else batches  # a shape can take seconds: say so
+    steps = [step(b) for b in bar] + [(big, _batch_bytes(kw['batch'], big.bs // n_acc))]
     plans = [p for p, _ in steps]
     events = sequence_trace(plans, [b for _, b in steps])
     top = max(plans, key=lambda p: p.peak)  # the largest batch by bytes is not always the largest peak
@@ -246,11 +247,13 @@ def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
                    precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    n_steps:int=20, # device='cuda': reserved from the loader's first `n_steps` batches, if shapes vary
+                   show_progress:bool=True, # a fastprogress bar over the loader's batches, when they are predicted
                    **kwargs)->MemPlan:
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
     kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs), n_steps)
-    batches = kw.pop('batches', None)
-    return _sequence_plan(self.model, None, batches=batches, **kw) if batches else predict_memory(self.model, **kw)
+    batches, show = kw.pop('batches', None), check_bool('show_progress', show_progress)
+    if not batches: return predict_memory(self.model, **kw)
+    return _sequence_plan(self.model, None, batches=batches, show=show, **kw)
 
 @patch
 @delegates(measure_memory, but=_FROM_LEARNER)

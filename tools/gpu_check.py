@@ -195,7 +195,7 @@ def text_run(log, n_steps:int=20, measure=True)->dict:
     "Reserved after each of `n_steps` variable-length text steps (and the largest batch again): real and replayed"
     learn = _text_learner()
     set_seed(0); t = time.perf_counter()
-    plan = learn.predict_memory(device='cuda', n_steps=n_steps)  # the loader's next batches, replayed
+    plan = learn.predict_memory(device='cuda', n_steps=n_steps, show_progress=False)  # the loader's next batches
     res = dict(label='CUDA bytes: predicted = the replay of the plan (emulated), real = torch.cuda counters',
                n_steps=n_steps, predict_s=round(time.perf_counter() - t, 2), predicted_peak=plan.peak,
                predicted_reserved=plan.reserved, steps=[])
