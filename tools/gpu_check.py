@@ -213,9 +213,13 @@ def text_run(log, n_steps:int=20, measure=True)->dict:
                                  predicted_reserved_peak=int(pred.reserved_peak[i]),
                                  predicted_reserved=int(pred.reserved[i]), **{f'real_{k}': v for k, v in r.items()}))
         if pws is not None: res['steps'][-1]['predicted_reserved_peak_with_workspaces'] = int(pws.reserved_peak[i])
+    if pws is not None: res['predicted_reserved_with_workspaces'] = int(pws.reserved_peak.max())
     if measure:
         res['real_reserved'] = max(s['real_reserved_peak'] for s in res['steps'])
         res['reserved_error'] = res['predicted_reserved'] / res['real_reserved'] - 1
+        if pws is not None:
+            res['reserved_error_with_workspaces'] = (res['predicted_reserved_with_workspaces']
+                                                     / res['real_reserved'] - 1)
     log({k: v for k, v in res.items() if k != 'steps'})
     return res
 
