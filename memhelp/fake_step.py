@@ -31,7 +31,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['FOLLOW_LIMIT', 'UNKNOWN_MARGIN', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels',
-           'clear_caches', 'predict_memory', 'measure_memory', 'CardVerdict']
+           'on_clear_caches', 'clear_caches', 'predict_memory', 'measure_memory', 'CardVerdict']
 
 # %% ../nbs/09_fake_step.ipynb #4a4d6933
 def _default_loss(pred, *yb):
@@ -293,6 +293,13 @@ def _make_opt(model, opt, splitter=None):
     if isinstance(opt, str): return OPTIMIZERS[opt]([p for p in model.parameters() if p.requires_grad])
     return opt(splitter(model) if splitter else [p for p in model.parameters() if p.requires_grad], lr=1e-3)
 
+# %% ../nbs/09_fake_step.ipynb #txr09c01
+_on_clear = []  # what a later module keeps (the planner's named predictions): `clear_caches` clears it too
+def on_clear_caches(fn, # called with no argument, e.g. an `lru_cache`'s `cache_clear`
+                   ):
+    "Have `clear_caches` call `fn` as well: a module above this one registers its own cache"
+    _on_clear.append(fn); return fn
+
 # %% ../nbs/09_fake_step.ipynb #2f837955
 def _warm_up(model, opt, splitter=None):
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
@@ -309,6 +316,7 @@ _warm_cache = {}
 def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
     _warm_cache.clear(); named_model.cache_clear()
+    for fn in _on_clear: fn()
 
 # %% ../nbs/09_fake_step.ipynb #43021a76
 def _warm_shadow(spec:StepSpec)->tuple:

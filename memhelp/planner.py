@@ -5,6 +5,7 @@
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
 import copy, functools, math, re, sys, warnings
+from dataclasses import replace
 from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 import pandas as pd, matplotlib.pyplot as plt
@@ -19,19 +20,21 @@ from IPython.display import clear_output
 from fastai.learner import Learner
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
 from fastai.callback.fp16 import MixedPrecision, AMPMode
+from fastai.text.data import SortedDL, Pad_Chunk
+from fastai.torch_core import get_random_states, set_random_states
 from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool
-from .allocator import gpu_capacity, parse_alloc_conf, gpu_table
+from .allocator import gpu_capacity, parse_alloc_conf, gpu_table, replay, STEP_END, MIN_BLOCK
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
-                               plain_loss, UNKNOWN_MARGIN)
+                               plain_loss, UNKNOWN_MARGIN, on_clear_caches)
 
 # %% auto #0
-__all__ = ['plan', 'largest_batch', 'max_batch_size', 'plan_options', 'plot_plan', 'memhelp_plan', 'PlanWidget', 'map_tensors',
-           'fastai_step', 'train_step', 'get_model', 'MemPlan', 'clear_caches', 'named_model', 'checkpoint_parts',
-           'predict_memory', 'measure_memory']
+__all__ = ['plan', 'largest_batch', 'loader_batches', 'sequence_trace', 'plot_steps', 'max_batch_size', 'plan_options',
+           'plot_plan', 'memhelp_plan', 'PlanWidget', 'map_tensors', 'fastai_step', 'train_step', 'get_model',
+           'MemPlan', 'clear_caches', 'named_model', 'checkpoint_parts', 'predict_memory', 'measure_memory']
 
 # %% ../nbs/20_planner.ipynb #66368a03
 # what `from memhelp.planner import *` gave before the planner was split into rooms (07_step, 09_fake_step)
@@ -73,10 +76,159 @@ def _rnn_loss(loss_func, alpha=0., beta=0.):
         return l
     return loss
 
+# %% ../nbs/20_planner.ipynb #txr0a002
+def _meta(b): return map_tensors(b, lambda t: torch.empty(t.shape, dtype=t.dtype, device='meta'))  # shape-only
+def _rows(b)->int: return tensors_in(b)[0].shape[0]
+
+def _sorted_batches(dl, n_steps:int)->list|None:
+    "`SortedDL` `dl`'s first `n_steps` batches from its lengths and order; None if its batches are not plain padding"
+    if not (isinstance(dl, SortedDL) and len(dl.res) and not dl.after_batch.fs
+            and [type(f) for f in dl.before_batch.fs] == [Pad_Chunk]): return None
+    i = min(range(len(dl.res)), key=lambda i: dl.res[i])
+    tpl = dl.do_batch([dl.do_item(i)])  # one short document: the batch's structure and dtypes
+    if tuple(tensors_in(tpl)[0].shape) != (1, dl.res[i]): return None  # `res` is not the padded length
+    out = []
+    while len(out) < n_steps:
+        dl.randomize(); ids = list(dl.get_idxs())  # an epoch's order, as `DataLoader.__iter__` draws it
+        chunks = [ids[j:j + dl.bs] for j in range(0, len(ids), dl.bs)]
+        if dl.drop_last and chunks and len(chunks[-1]) < dl.bs: chunks.pop()
+        if not chunks: return out
+        for c in chunks[:n_steps - len(out)]:  # fastai's padding: every document to the batch's longest
+            n, top = len(c), max(dl.res[j] for j in c)
+            it = iter(range(len(tensors_in(tpl))))
+            out.append(map_tensors(tpl, lambda t: torch.empty((n, top) if next(it) == 0 else (n, *t.shape[1:]),
+                                                              dtype=t.dtype, device='meta')))
+    return out
+
+# %% ../nbs/20_planner.ipynb #txr0a003
+def loader_batches(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
+                   n_steps:int=20, # batches to read, over as many epochs as it takes
+                  )->list:
+    "The first `n_steps` batches `dl` yields, shape-only (meta tensors); random generators are left as they were"
+    n_steps = check_int('n_steps', n_steps, hi=10_000)
+    states, rng = get_random_states(), dl.rng.getstate()
+    try:
+        out = _sorted_batches(dl, n_steps)
+        while out is None or len(out) < n_steps:  # any other loader: its batches, each dropped once its shape is read
+            out, n = out or [], len(out or [])
+            for b in dl:
+                out.append(_meta(b))
+                if len(out) == n_steps: break
+            if len(out) == n: break
+    finally: set_random_states(**states); dl.rng.setstate(rng)
+    if not out: raise ValueError("dl: the DataLoader yields no batch (is bs larger than the dataset with drop_last?)")
+    return out
+
+# %% ../nbs/20_planner.ipynb #txr0a005
+def _halves(events:list)->tuple:
+    "A plan's two-step trace (`MemPlan.events`): (the state and step 1, step 2 without its end mark)"
+    i = events.index((STEP_END, 0))
+    return events[:i], events[i + 1:-1]
+
+def _alive(events)->dict:
+    "{storage: bytes} alive after `events`"
+    alive = {}
+    for k, n in events:
+        if k == STEP_END: continue
+        if n: alive[k] = n
+        else: alive.pop(k, None)
+    return alive
+
+def _matched(theirs:dict, ours:dict)->dict:
+    "Each storage of `theirs` paired with one of `ours`: itself where alive at the same size, else one of its size"
+    m = {k: k for k, n in theirs.items() if ours.get(k) == n}
+    spare = {}
+    for k, n in ours.items():
+        if k not in m: spare.setdefault(n, []).append(k)
+    for k, n in theirs.items():
+        if k not in m and spare.get(n): m[k] = spare[n].pop(0)
+    return m
+
+# %% ../nbs/20_planner.ipynb #txr0a006
+def _held_batch(step:list, this:list, before:list)->dict:
+    "{event index: bytes}: the step's first events, the previous batch made at this step's size, at the one before's"
+    r = lambda bs: [-(-n // MIN_BLOCK) * MIN_BLOCK for n in bs if n]  # the tracker's 512-byte rounding (CUDA)
+    this, before = r(this), r(before)
+    if len(this) != len(before) or [n for _, n in step[:len(this)]] != this: return {}  # not recognised: as it is
+    return dict(enumerate(before))
+
+def sequence_trace(plans:list, # CUDA plans, one per step in the order the steps run (their `events`)
+                   batch_bytes:list=None, # per step, the bytes of its batch's tensors; None: unknown
+                  )->list:
+    "One allocator trace of the plans' steps in a row: the first's state and step, then each next one's steady step"
+    if batch_bytes is not None and len(batch_bytes) != len(plans):
+        raise ValueError(f"batch_bytes: one list per plan ({len(plans)}), got {len(batch_bytes)}")
+    head, _ = _halves(plans[0].events)
+    out = list(head) + [(STEP_END, 0)]
+    alive = _alive(out)
+    for i, p in enumerate(plans[1:], 1):
+        h, step = _halves(p.events)
+        names = _matched(_alive(h), alive)  # this trace's storages at its step's start: the chain's
+        held = _held_batch(step, batch_bytes[i], batch_bytes[i - 1]) if batch_bytes else {}
+        for j, (k, n) in enumerate(step):
+            name = names.get(k)
+            if name is None: name = names[k] = ('step', i, j)  # made in this step
+            if n == 0:
+                del names[k]
+                if alive.pop(name, None) is None: continue  # not in the chain (its own start, unmatched): kept
+            else: n = alive[name] = held.get(j, n)
+            out.append((name, n))
+        out.append((STEP_END, 0))
+    return out
+
+# %% ../nbs/20_planner.ipynb #txr0a008
+def _batch_bytes(batch, rows:int)->list:
+    "The bytes of each tensor of `batch` made with `rows` rows, as the planner makes it"
+    return [(rows * math.prod(t.shape[1:]) if t.ndim else 1) * t.element_size() for t in tensors_in(batch)]
+
+def _sequence_plan(model, input_shape, bs, batches:list, show:bool=False, **kw)->MemPlan:
+    "`predict_memory` of `kw['batch']` at `bs`; CUDA: reserved from `batches`' steps in a row, then the largest again"
+    big = predict_memory(model, input_shape, bs, **kw)
+    if big.events is None: return big  # only a CUDA plan on one device has a trace to replay
+    full, n_acc = max(map(_rows, batches)), kw.get('n_acc') or 1
+    key = lambda b, n: (tuple((tuple(t.shape[1:]), t.dtype) for t in tensors_in(b)), n)
+    memo = {key(kw['batch'], big.bs): big}
+    def step(b):  # rows in proportion to bs (a short last batch stays short), in whole micro-batches
+        n = -(-max(1, _rows(b) * big.bs // full) // n_acc) * n_acc
+        if key(b, n) not in memo: memo[key(b, n)] = predict_memory(model, input_shape, n, **{**kw, 'batch': b})
+        return memo[key(b, n)], _batch_bytes(b, n // n_acc)
+    # then the largest batch again (SortedDL's next epoch starts with it): met in a cache the steps have cut up
+    bar = progress_bar(batches, leave=False) if show else batches  # a shape can take seconds: say so
+    steps = [step(b) for b in bar] + [(big, _batch_bytes(kw['batch'], big.bs // n_acc))]
+    plans = [p for p, _ in steps]
+    events = sequence_trace(plans, [b for _, b in steps])
+    top = max(plans, key=lambda p: p.peak)  # the largest batch by bytes is not always the largest peak
+    return replace(top, events=events, reserved=replay(events).reserved_peak,
+                   unknowns=tuple(dict.fromkeys(u for p in plans for u in p.unknowns)))
+
+# %% ../nbs/20_planner.ipynb #txr0a009
+@patch
+def replay_steps(self:MemPlan)->pd.DataFrame:
+    "Each replayed step of this CUDA plan: emulated CUDA allocated and reserved, at its peak and at its end"
+    if self.events is None:
+        raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
+    return replay(self.events).steps
+
+def plot_steps(plan:MemPlan, # a CUDA plan (`predict_memory(..., device='cuda')`, `Learner.predict_memory`)
+               ax=None, # a matplotlib axes to draw on; a new figure when None
+              ):
+    "Emulated CUDA reserved against allocated (peak) at each replayed step of `plan`"
+    s = plan.replay_steps()
+    if ax is None: _, ax = plt.subplots(figsize=(7, 2.6))
+    ax.bar(s.step, s.reserved_peak / 2**20, color='0.8', label='reserved, peak (emulated CUDA)')
+    ax.plot(s.step, s.allocated_peak / 2**20, 'o-', ms=3, label='allocated, peak (predicted CUDA)')
+    ax.set_xlabel('training step (replayed)'); ax.set_ylabel('MiB'); ax.legend(fontsize=8)
+    ax.set_title(f'{plan.model}: {len(s)} steps replayed through the caching allocator model', fontsize=10)
+    return ax
+
 # %% ../nbs/20_planner.ipynb #6e05063f
-def _learner_kwargs(learn, kw)->dict:
+def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     "`predict_memory`'s arguments for `learn`'s own model, batch, loss, optimizer and precision; `kw` overrides them"
     kw = {k: v for k, v in kw.items() if v is not None}  # None: the learner's own
+    n_steps = check_int('n_steps', n_steps, lo=0, hi=10_000)
+    if n_steps and 'batch' not in kw and str(kw.get('device', 'cpu')).startswith('cuda') and kw.get('n_gpus', 1) == 1:
+        bs = loader_batches(learn.dls.train, n_steps)  # CUDA: the loader's steps, replayed, when their shapes vary
+        if len({tuple(tuple(t.shape) for t in tensors_in(b)) for b in bs}) > 1: kw['batches'] = bs
     if 'precision' not in kw: kw['precision'] = _learner_precision(learn)
     if 'batch' not in kw: kw['batch'] = largest_batch(learn.dls.train)
     if 'bs' not in kw: kw['bs'] = learn.dls.train.bs
@@ -94,9 +246,14 @@ _FROM_LEARNER = ['model', 'input_shape', 'opt', 'loss_func', 'splitter', 'n_inp'
 def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoader's when None
                    precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+                   n_steps:int=20, # device='cuda': reserved from the loader's first `n_steps` batches, if shapes vary
+                   show_progress:bool=True, # a fastprogress bar over the loader's batches, when they are predicted
                    **kwargs)->MemPlan:
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
-    return predict_memory(self.model, **_learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs)))
+    kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs), n_steps)
+    batches, show = kw.pop('batches', None), check_bool('show_progress', show_progress)
+    if not batches: return predict_memory(self.model, **kw)
+    return _sequence_plan(self.model, None, batches=batches, show=show, **kw)
 
 @patch
 @delegates(measure_memory, but=_FROM_LEARNER)
@@ -137,8 +294,11 @@ def _named_prediction(name:str, input_shape, bs:int, kw:tuple)->MemPlan:
     "`predict_memory` of a model by name, kept: the CLI's, the tables' and the searches' same questions answered once"
     return predict_memory(name, input_shape, bs, **dict(kw))
 
-def _predict_as(model, input_shape, bs:int, **kw)->MemPlan:
+on_clear_caches(_named_prediction.cache_clear)  # `clear_caches()` forgets these too
+
+def _predict_as(model, input_shape, bs:int, batches:list=None, **kw)->MemPlan:
     "`predict_memory`, through `_named_prediction` when `model` is a name and every argument a plain value"
+    if batches: return _sequence_plan(model, input_shape, bs, batches, **kw)  # a learner's loader: its steps replayed
     # plain values only: a tensor (a batch) or a function hashes by identity, and could change under the same one
     plain = lambda x: isinstance(x, (str, int, float, type(None))) or (isinstance(x, tuple) and all(map(plain, x)))
     if isinstance(model, str) and all(map(plain, (input_shape, bs, *kw.values()))):
@@ -210,9 +370,10 @@ def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or
                    limit:int=2**16, # largest batch size considered
                    precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+                   n_steps:int=20, # device='cuda': replay the loader's first `n_steps` batches, if their shapes vary
                    **kwargs)->int:
     "The largest batch size whose predicted peak for this learner fits in `budget`"
-    kw = _learner_kwargs(self, dict(precision=precision, opt=opt, **kwargs)); kw.pop('bs')
+    kw = _learner_kwargs(self, dict(precision=precision, opt=opt, **kwargs), n_steps); kw.pop('bs')
     return max_batch_size(self.model, None, budget, limit, **kw)
 
 # %% ../nbs/20_planner.ipynb #6c16180b
@@ -338,9 +499,10 @@ def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a
          target_bs:int=None, # the (effective) batch size you want; the training DataLoader's when None
          precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
          opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+         n_steps:int=20, # device='cuda': replay the loader's first `n_steps` batches, if their shapes vary
          **kwargs)->pd.DataFrame:
     "Predicted peak of each way to train this learner with batch `target_bs` in `budget`, with its cost"
-    kw = _learner_kwargs(self, dict(bs=target_bs, precision=precision, opt=opt, **kwargs))
+    kw = _learner_kwargs(self, dict(bs=target_bs, precision=precision, opt=opt, **kwargs), n_steps)
     bs, precision, opt = kw.pop('bs'), kw.pop('precision'), kw.pop('opt')
     return plan_options(self.model, None, budget, bs, precision, opt, **kw)
 
