@@ -119,7 +119,7 @@ _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch
           torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
 
 def _float_stats(func, args, out, device:str):
-    "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as the real kernels of `device` keep them"
+    "`out`, with fp16/bf16 norms' saved mean and inverse std in float32, as the real kernels of `device` keep them"
     if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16) or out[1].dtype == torch.float32:
         return out  # not a half norm, or float32 already (a real kernel's): as it is
     # the CPU's layer norm keeps them in float32 only with a float32 weight

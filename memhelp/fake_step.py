@@ -109,7 +109,7 @@ class MemPlan:
     device: str = 'cpu'  # the device the step is for: 'cpu' or 'cuda'
     trace: object = field(default=None, repr=False, compare=False)  # the attributed step (`attribute=True`), else None
     ranks: list = None  # every rank's peak, when measured on `n_gpus` processes
-    reserved: int = None  # emulated CUDA reserved peak over two steps (`memhelp.allocator.replay`); None: not CUDA
+    reserved: int = None  # emulated CUDA reserved peak over the steps of `events` (`replay`); None: not CUDA
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
     units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
@@ -790,6 +790,7 @@ class CardVerdict:
     # reserved: the replay's peak; where it ran out, the peak it reaches without a limit (what the steps would need)
     oom: str = field(default=None, repr=False)  # CUDA's message, emulated, where the replay ran out
     unknowns: tuple = ()  # the plan's `unknowns`: the verdict then also keeps `UNKNOWN_MARGIN` of the peak free
+    steps: int = 2  # training steps replayed: two (the steady state), or a learner's loader's batches
     @property
     def total(self)->int: return self.reserved + sum(self.outside.values())
     def __repr__(self):
@@ -798,7 +799,8 @@ class CardVerdict:
         return (f"on {self.card} ({fmt_bytes(self.capacity)} as torch reports it{conf}): "
                 f"{'fits' if self.fits else 'does NOT fit'}\n"
                 f"  predicted CUDA allocated {fmt_bytes(self.allocated)}\n"
-                f"  emulated CUDA reserved   {fmt_bytes(self.reserved)} (two steps replayed, 2 cuBLAS workspaces cited"
+                f"  emulated CUDA reserved   {fmt_bytes(self.reserved)} ({self.steps} steps replayed, "
+                f"2 cuBLAS workspaces cited"
                 f"{'; needed, uncapped: the replay ran out' if self.oom else ''})\n"
                 f"  + context (cited, not measured) {fmt_bytes(sum(self.outside.values()))} = {fmt_bytes(self.total)}"
                 f"  [{ctx}]\n"
@@ -830,7 +832,7 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
     need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
     fits = r.fits and _margin_fits(self, cap, outside, ws)
     return CardVerdict(name, cap, self.peak, need, outside, fits, label, None if r.fits else r.oom['message'],
-                       self.unknowns)
+                       self.unknowns, sum(k == STEP_END for k, _ in self.events))
 
 @patch
 def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. '16GB': whose context to count
