@@ -475,7 +475,7 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks)
-    return _predict_sharded(spec) if spec.n_gpus > 1 else _predict_long(spec)
+    return _predict_long(spec)  # one full step, or from short ones (long sequences, below)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c1
 class _LiveCurve:
@@ -582,6 +582,7 @@ def _long_refusal(spec:StepSpec)->str|None:
     "Why a loop extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
     T = _seq_len(spec)
     if T is None or T < _LONG_FROM or not any(isinstance(m, nn.RNNBase) for m in spec.model.modules()): return None
+    if spec.n_gpus > 1: return "n_gpus > 1: a sharded step is not extrapolated"
     if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
     if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
     chunked = [type(m).__name__ for m in spec.model.modules() if isinstance(getattr(m, 'bptt', None), int)]
@@ -618,13 +619,13 @@ def _template(spec:StepSpec)->tuple|str:
             f"the step of {_CHECK} tokens exactly")
 
 def _predict_long(spec:StepSpec)->MemPlan:
-    "`_predict_one`, from short sequences where a loop extrapolation helps and proves itself; `how` says which"
-    why = _long_refusal(spec)
-    if why is None: return _predict_one(spec)
+    "The plan of one full step (sharded or not), or from short ones where a loop extrapolation helps and holds"
+    why, full = _long_refusal(spec), lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec)
+    if why is None: return full()
     if not why:
         try: why = _template(spec)
         except (*_FAKE_FAILURES, ValueError) as e: why = f"a short step failed: {_first_line(e)}"
-    if isinstance(why, str): return replace(_predict_one(spec), how=f"one full step (no loop extrapolation: {why})")
+    if isinstance(why, str): return replace(full(), how=f"one full step (no loop extrapolation: {why})")
     (fit, first, held, mm), T = why, _seq_len(spec)
     how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
