@@ -4,13 +4,13 @@
 
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
-import warnings
+import warnings, weakref
 from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 from torch._prims_common import suggest_memory_format
-from .core import note_kernel_scratch
+from .core import note_kernel_scratch, note_untracked
 from .peak import tensors_in
 from .step import PRECISIONS
 
@@ -220,13 +220,26 @@ class _CpuKernels(TorchDispatchMode):
         return out
 
 
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex4
+@contextmanager
+def _rng_states_noted():
+    "While the block runs, the tensors `torch.get_rng_state()` makes (outside any operator) are told while they live"
+    get = torch.get_rng_state  # activation checkpointing saves one per segment, and one more while it recomputes
+    def noted():
+        t = get(); n = t.untyped_storage().nbytes()
+        note_untracked(n); weakref.finalize(t, note_untracked, -n)  # told until it is freed
+        return t
+    torch.get_rng_state = noted  # torch has no hook for it: looked up on `torch` by checkpoint and fork_rng
+    try: yield
+    finally: torch.get_rng_state = get
+
 # %% ../nbs/08_cuda_emulation.ipynb #49c74eaf
 @contextmanager
 def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
     if device == 'cpu':
-        with _CpuKernels(): yield
+        with _CpuKernels(), _rng_states_noted(): yield
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')
