@@ -233,7 +233,7 @@ def planner_accuracy(configs:list, # (model name for `_small_model`, input_shape
         m, kw = models.setdefault(name, _small_model(name)), dict(bs=bs, precision=prec, checkpoint=ck)
         kw.update(_step_inputs(name, shape))
         pred, real = predict_memory(m, **kw), measure_memory(m, **kw, kernel_scratch=True)
-        ps, ms = pred.kernel_scratch, real.kernel_scratch  # None: not emulated (NNPACK), or a profiler was running
+        ps, ms = pred.kernel_scratch, real.kernel_scratch  # None: not emulated, or a profiler was running
         rows.append(dict(model=name, input_shape=list(shape), bs=bs, precision=prec, checkpoint=ck,
                          predicted=pred.peak, measured=real.peak, rel_error=pred.peak / real.peak - 1,
                          predicted_scratch=ps, measured_scratch=ms, alloc_rel_error=None if None in (ps, ms) else
@@ -833,7 +833,7 @@ _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medi
                                                                      cold_cpu_s=_f2, warm_cpu_s=_f2)),
            'accuracy': ('Planner accuracy (peak, predicted vs tracked real step; *_scratch: CPU allocator bytes beyond '
                         'the tracked peak, emulated vs measured, oneDNN off; alloc_rel_error: the peak with them, '
-                        "predicted vs the allocator's; n/a: not emulated, NNPACK's convolutions)",
+                        "predicted vs the allocator's; n/a: not known)",
                         dict(model=str, input_shape=str, bs=str, precision=str,
                         checkpoint=str, predicted=_b, measured=_b, rel_error=_pct, predicted_scratch=_ab,
                         measured_scratch=_ab, alloc_rel_error=_pct)),
