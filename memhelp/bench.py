@@ -233,7 +233,7 @@ def planner_accuracy(configs:list, # (model name for `_small_model`, input_shape
         m, kw = models.setdefault(name, _small_model(name)), dict(bs=bs, precision=prec, checkpoint=ck)
         kw.update(_step_inputs(name, shape))
         pred, real = predict_memory(m, **kw), measure_memory(m, **kw, kernel_scratch=True)
-        ps, ms = pred.kernel_scratch, real.kernel_scratch  # None: not emulated (NNPACK), or a profiler was running
+        ps, ms = pred.kernel_scratch, real.kernel_scratch  # None: not emulated, or a profiler was running
         rows.append(dict(model=name, input_shape=list(shape), bs=bs, precision=prec, checkpoint=ck,
                          predicted=pred.peak, measured=real.peak, rel_error=pred.peak / real.peak - 1,
                          predicted_scratch=ps, measured_scratch=ms, alloc_rel_error=None if None in (ps, ms) else
@@ -822,6 +822,7 @@ def _md_table(rows, cols)->list:
     return out + ['| ' + ' | '.join(cell(r, c, f) for c, f in cols.items()) + ' |' for r in rows]
 
 _f2, _pct, _b = '{:.2f}'.format, '{:+.2%}'.format, fmt_bytes
+def _ab(n): return fmt_bytes(n)  # the CPU allocator's bytes: not `_b`, whose columns the title calls tracked
 _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medians of paired runs)',
                         dict(model=str, bs=str, size=str, device=str, ms_none=_f2, ms_dispatch=_f2, ms_tracker=_f2,
                              ms_recorder=_f2, ratio_dispatch=_f2, ratio_tracker=_f2,
@@ -830,10 +831,12 @@ _TABLES = {'overhead': ('Tracker overhead (ms per training step; ratios are medi
            'planner_speed': ('Planner speed (seconds, median)',
                              dict(model=str, input_shape=str, bs=str, peak=_b, cold_s=_f2, warm_s=_f2,
                                                                      cold_cpu_s=_f2, warm_cpu_s=_f2)),
-           'accuracy': ('Planner accuracy (peak, predicted vs tracked real step)',
+           'accuracy': ('Planner accuracy (peak, predicted vs tracked real step; *_scratch: CPU allocator bytes beyond '
+                        'the tracked peak, emulated vs measured, oneDNN off; alloc_rel_error: the peak with them, '
+                        "predicted vs the allocator's; n/a: not known)",
                         dict(model=str, input_shape=str, bs=str, precision=str,
-                        checkpoint=str, predicted=_b, measured=_b, rel_error=_pct, predicted_scratch=_b,
-                        measured_scratch=_b, alloc_rel_error=_pct)),
+                        checkpoint=str, predicted=_b, measured=_b, rel_error=_pct, predicted_scratch=_ab,
+                        measured_scratch=_ab, alloc_rel_error=_pct)),
            'max_bs': ('Finding the largest batch',
                       dict(strategy=str, answer=str, answer_fits=str, trials=str, seconds=_f2, true_bs=str, budget=_b)),
            'savings': ('Savings (peak of one training step)',

@@ -25,7 +25,8 @@ __all__ = ['OutOfMemoryError', 'SCRATCH_SEEN', 'default_device', 'check_device',
            'check_bool', 'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes',
            'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'scratch_note',
            'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory', 'note_kernel_scratch',
-           'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'note_untracked', 'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory',
+           'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -297,7 +298,8 @@ class _StorageBook:
         self.current = self.peak = self.window_peak = self.outside = 0  # outside: what `charge` counts against budget
         self.observer = None  # `memhelp.peak`'s attribution: told of every change in `current`, when set
         self.alloc = None  # an `_AllocatorBook` when the budget is decided as CUDA's caching allocator would
-        self.noted_peak, self.noted_unknown = 0, False  # kernels' scratch told by `note_kernel_scratch`
+        # kernels' scratch told by `note_kernel_scratch`; bytes alive that no operator made, by `note_untracked`
+        self.noted_peak, self.noted_unknown, self.untracked = 0, False, 0
 
     def _release(self, key):
         n = self.nbytes.pop(key, 0)
@@ -381,6 +383,8 @@ class _BatchCounter(_StorageCounter):
         if self.observer is not None: self.observer.op_done(func, self.current)
         if self.current > self.peak: self.peak = self.current
         if self.current > self.window_peak: self.window_peak = self.current
+        if self.untracked and self.current + self.untracked > self.noted_peak:  # see `note_untracked`
+            self.noted_peak = self.current + self.untracked
         if self.alloc is not None: return self.alloc.error is not None  # the allocator's verdict, not the bytes
         return self.budget is not None and self.current + self.outside > self.budget
 
@@ -805,10 +809,18 @@ def note_kernel_scratch(nbytes:int|None, # bytes the running kernel holds beyond
                         # outputs included; None: it takes scratch of a size the caller cannot know
                        ):
     "Tell the tracked blocks open on the CPU what a kernel running now holds inside itself (an emulation's figure)"
-    for m in list(_open_modes):
-        if not isinstance(m, _StorageTracker) or m.device_type != 'cpu' or m.disowned: continue
+    for m in _cpu_trackers():
         if nbytes is None: m.noted_unknown = True
-        else: m.noted_peak = max(m.noted_peak, m.current + nbytes)
+        else: m.noted_peak = max(m.noted_peak, m.current + m.untracked + nbytes)
+
+def note_untracked(nbytes:int, # bytes made (> 0) or freed (< 0) outside any operator, which no tracker sees
+                  ):
+    "Tell the tracked blocks open on the CPU of memory made or freed outside any operator (an emulation's figure)"
+    for m in _cpu_trackers():
+        m.untracked += nbytes; m.noted_peak = max(m.noted_peak, m.current + m.untracked)
+
+def _cpu_trackers()->list: return [m for m in list(_open_modes) if isinstance(m, _StorageTracker)
+                                   and m.device_type == 'cpu' and not m.disowned]
 
 # %% ../nbs/00_core.ipynb #c9861be8
 def _tensor_bytes(objs, seen, round_to=1)->int:

@@ -4,13 +4,13 @@
 
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
-import warnings
+import warnings, weakref
 from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 from torch._prims_common import suggest_memory_format
-from .core import note_kernel_scratch
+from .core import note_kernel_scratch, note_untracked
 from .peak import tensors_in
 from .step import PRECISIONS
 
@@ -119,7 +119,7 @@ _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch
           torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
 
 def _float_stats(func, args, out, device:str):
-    "`out`, with fp16/bf16 norms' saved mean and inverse std in float32, as the real kernels of `device` keep them"
+    "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as `device`'s real kernels keep them"
     if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16) or out[1].dtype == torch.float32:
         return out  # not a half norm, or float32 already (a real kernel's): as it is
     # the CPU's layer norm keeps them in float32 only with a float32 weight
@@ -147,12 +147,13 @@ def _loss_storage(func, args, out):
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex1
 def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
 
-def _slow_conv2d(x, w, stride, padding, dilation, transposed, groups)->bool:
-    "Whether the CPU, oneDNN off, runs this convolution as `_slow_conv2d_*` (Convolution.cpp's `use_nnpack` not met)"
-    if x.ndim != 4 or transposed or groups != 1 or any(d != 1 for d in dilation): return False
+def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
+    "The kernel the CPU, oneDNN off, runs this convolution with: 'slow2d', 'nnpack' (Convolution.cpp's `use_nnpack`)"
+    if x.ndim != 4 or transposed or groups != 1 or any(d != 1 for d in dilation): return None  # not emulated
     nnpack = (torch._nnpack_available() and torch._C._get_nnpack_enabled() and x.dtype == torch.float32
               and x.shape[0] >= 16 and max(w.shape[2:]) < 17 and all(p < k for p, k in zip(padding, w.shape[2:])))
-    return not nnpack
+    if not nnpack: return 'slow2d'
+    return 'nnpack' if x.is_contiguous() and w.is_contiguous() else None  # channels-last NNPACK: not emulated
 
 def _conv_copies(x, w)->tuple:
     "(memory format `_slow_conv2d_*` runs in, bytes of its copies of `x` and `w` in it): channels-last if either is"
@@ -173,16 +174,23 @@ _HALF = (torch.float16, torch.bfloat16)
 
 def _conv_scratch(args, out)->int|None:
     "What `convolution` holds inside at its peak, its output included; None where the CPU runs another kernel"
-    x, w, _, stride, padding, dilation, transposed, _, groups = args[:9]
-    if not _slow_conv2d(x, w, stride, padding, dilation, transposed, groups): return None
+    x, w, b, stride, padding, dilation, transposed, _, groups = args[:9]
+    kernel = _cpu_conv(x, w, padding, dilation, transposed, groups)
+    if kernel is None: return None
+    if kernel == 'nnpack': return (0 if b is not None else w.shape[0] * 4) + _nbytes(out)  # a zero bias, float32
     return _conv_copies(x, w)[1] + _columns(x, w, stride, padding) + _nbytes(out)
 
 def _conv_backward_scratch(args, out)->int|None:
     "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
     go, x, w, _, stride, padding, dilation, transposed, _, groups, mask = args[:11]
-    if not _slow_conv2d(x, w, stride, padding, dilation, transposed, groups): return None
-    mf, copies = _conv_copies(x, w)
+    kernel = _cpu_conv(x, w, padding, dilation, transposed, groups)
+    if kernel is None: return None
     gi, gw, gb = (_nbytes(t) for t in out)
+    if kernel == 'nnpack':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
+        go_copy = 0 if go.is_contiguous() else _nbytes(go)
+        bias = w.shape[0] * 4 if mask[2] else 0
+        return gi + gw + gb + go_copy + _columns(x, w, stride, padding) // x.shape[0] + bias
+    mf, copies = _conv_copies(x, w)
     go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
     bias_sum = (go.numel() + go.shape[1]) * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
     return copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + _columns(x, w, stride, padding))
@@ -220,13 +228,26 @@ class _CpuKernels(TorchDispatchMode):
         return out
 
 
+# %% ../nbs/08_cuda_emulation.ipynb #ks08ex4
+@contextmanager
+def _rng_states_noted():
+    "While the block runs, the tensors `torch.get_rng_state()` makes (outside any operator) are told while they live"
+    get = torch.get_rng_state  # activation checkpointing saves one per segment, and one more while it recomputes
+    def noted():
+        t = get(); n = t.untyped_storage().nbytes()
+        note_untracked(n); weakref.finalize(t, note_untracked, -n)  # told until it is freed
+        return t
+    torch.get_rng_state = noted  # torch has no hook for it: looked up on `torch` by checkpoint and fork_rng
+    try: yield
+    finally: torch.get_rng_state = get
+
 # %% ../nbs/08_cuda_emulation.ipynb #49c74eaf
 @contextmanager
 def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
     if device == 'cpu':
-        with _CpuKernels(): yield
+        with _CpuKernels(), _rng_states_noted(): yield
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')

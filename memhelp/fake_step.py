@@ -113,8 +113,9 @@ class MemPlan:
     events: list = field(default=None, repr=False, compare=False)  # the allocation trace of those steps, for `replay`
     unknowns: tuple = ()  # what the prediction could not know, one sentence each; `fits` then keeps `UNKNOWN_MARGIN`
     units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
-    # `measure_memory(kernel_scratch=True)` on the CPU: bytes kernels took inside themselves beyond `peak` (the CPU
-    # allocator's events); `fits` adds them. None: not measured (off, predicted, CUDA, attributed, ranks)
+    # on the CPU, bytes kernels took inside themselves beyond `peak`: measured (`measure_memory(kernel_scratch=True)`,
+    # the allocator's events) or emulated (a prediction, 08); `fits` adds them. None: not known (measured without it,
+    # CUDA, an attributed measurement, ranks, a kernel the emulation cannot size)
     kernel_scratch: int = None
     # a long sequence's prediction: how it was made (from short steps), or why by one full step; None: not asked
     how: str = field(default=None, compare=False)
