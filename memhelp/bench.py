@@ -6,7 +6,8 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import gc, importlib, importlib.util, inspect, json, numbers, os, platform, re, signal, statistics, time
+import gc, importlib, importlib.util, inspect, json, numbers, os, platform, re, resource, signal, statistics
+import subprocess, sys, time
 from dataclasses import dataclass
 from contextlib import nullcontext
 from pathlib import Path
@@ -22,8 +23,10 @@ from fastai.callback.core import Callback, CancelFitException, CancelValidExcept
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
+from fastai.text.models.core import get_language_model
+from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
-                          check_host_memory, check_device, check_bool)
+                          check_host_memory, check_device, check_bool, check_choice)
 from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
@@ -31,12 +34,14 @@ from .planner import predict_memory, measure_memory, max_batch_size
 from .models import small_cnn, LSTMLM, InPlaceNet, DictNet
 from .allocator import replay, STEP_END
 from .batching import find_max_bs
+from .step import named_model
 
 # %% auto #0
-__all__ = ['TARGETS', 'TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'Target', 'bench_cnn', 'bench_learner', 'tracker_overhead',
-           'planner_speed', 'accuracy_grid', 'planner_accuracy', 'halving_search', 'max_bs_comparison', 'savings',
-           'sweep_samples', 'api_sweep', 'sweep_counts', 'peer_comparison', 'reserved_ratios', 'machine_info',
-           'run_benchmarks', 'perf_markdown', 'gpu_markdown', 'results_markdown', 'write_results', 'main']
+__all__ = ['TARGETS', 'SEQ_MODELS', 'TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'Target', 'bench_cnn', 'bench_learner',
+           'tracker_overhead', 'planner_speed', 'seq_case', 'seq_scaling', 'accuracy_grid', 'planner_accuracy',
+           'halving_search', 'max_bs_comparison', 'savings', 'sweep_samples', 'api_sweep', 'sweep_counts',
+           'peer_comparison', 'reserved_ratios', 'machine_info', 'run_benchmarks', 'perf_markdown', 'gpu_markdown',
+           'results_markdown', 'write_results', 'main']
 
 # %% ../nbs/90_benchmarks.ipynb #c07e1102
 @dataclass(frozen=True)
@@ -52,7 +57,7 @@ class Target:
 
 TARGETS = dict(overhead_cpu=Target(1.3, '×'), overhead_cuda=Target(1.02, '×'), attribution=Target(1.1, '×'),
                predict_s=Target(5, 's'), growth=Target(1.25, '×'), error=Target(0.05, '%'),
-               test_run=Target(600, 'min'), replay_share=Target(0.1, '%'))
+               test_run=Target(600, 'min'), replay_share=Target(0.1, '%'), seq_s=Target(10, 's'))
 
 # %% ../nbs/90_benchmarks.ipynb #db06dd8f
 def _fast_dls(x, y, bs, device='cpu')->DataLoaders:
@@ -198,6 +203,64 @@ def _speed_row(case, cold, warm)->dict:
     return dict(model=case[0], input_shape=list(case[1]), bs=case[2], peak=warm[-1][0].peak, cold_s=med(cold, 1),
                 warm_s=med(warm, 1),
                 cold_cpu_s=med(cold, 2), warm_cpu_s=med(warm, 2), warm_cpu_runs=[r[2] for r in warm])
+
+# %% ../nbs/90_benchmarks.ipynb #0cb0ccd7
+def _llama_config(size:str)->dict:
+    "LLaMA-style shapes: TinyLlama-1.1B's (arXiv:2401.02385) for '1B', LLaMA-7B's (arXiv:2302.13971, table 2) for '7B'"
+    if size == '1B': return dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
+                                 num_attention_heads=32, num_key_value_heads=4)
+    return dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+                num_key_value_heads=32)
+
+SEQ_MODELS = ('lstm_lm', 'awd_lstm', 'llama-1B', 'llama-7B')  # the models `seq_case` knows
+
+def _seq_model(name:str):
+    "A model of `SEQ_MODELS` by name: the LLaMA ones on the meta device (transformers is optional: imported here)"
+    if name == 'lstm_lm': return named_model('lstm_lm')
+    if name == 'awd_lstm': return get_language_model(AWD_LSTM, 8000)
+    from transformers import LlamaConfig, LlamaForCausalLM
+    with torch.device('meta'):
+        return LlamaForCausalLM(LlamaConfig(vocab_size=32000, use_cache=False, attn_implementation='sdpa',
+                                            **_llama_config(name.split('-')[1])))
+
+# %% ../nbs/90_benchmarks.ipynb #9ecee0af
+def seq_case(name:str, # one of `SEQ_MODELS`
+             seq_len:int, # tokens per sequence
+             bs:int=16, # sequences per batch
+             n_gpus:int=1, # FSDP devices (its default units: one per decoder layer) when more than 1
+            )->dict:
+    "CPU seconds and host memory growth of one `predict_memory` of `name` at `seq_len`, in bf16 with Adam"
+    check_choice('name', name, SEQ_MODELS); check_int('seq_len', seq_len, lo=1); check_int('bs', bs, lo=1)
+    check_int('n_gpus', n_gpus, lo=1)
+    m, ids = _seq_model(name), torch.empty(bs, seq_len, dtype=torch.long, device='meta')  # a shape-only batch
+    batch = ({'input_ids': ids, 'labels': ids},) if name.startswith('llama') else (ids, ids)
+    rss, (p, _, cpu) = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, _timed(lambda: predict_memory(
+        m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp'))
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss  # KiB on Linux
+    return dict(model=name, seq_len=seq_len, bs=bs, n_gpus=n_gpus, peak=p.peak, activations=p.activations,
+                cpu_s=cpu, rss_growth_mb=grew / 1024, how=p.how or 'one full step')
+
+# %% ../nbs/90_benchmarks.ipynb #1b849a61
+def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus)
+                lengths=(72, 1024), # sequence lengths
+                timeout:float=900, # seconds per case before it is stopped (then recorded as failed)
+                log=print, # called with each row as it is measured
+               )->list:
+    "`seq_case` for each case and length, each cold, in a fresh Python process of its own"
+    rows = []
+    for name, bs, n in cases:
+        for s in lengths:
+            code = ("import json; from memhelp.bench import seq_case; "
+                    f"print(json.dumps(seq_case({name!r}, {s}, {bs}, {n})))")
+            head = dict(model=name, seq_len=s, bs=bs, n_gpus=n)
+            try:
+                r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout,
+                                   env={**os.environ, 'OMP_NUM_THREADS': '1'})
+                row = (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else
+                       dict(head, failed=(r.stderr.strip().splitlines() or ['no message'])[-1][:200]))
+            except subprocess.TimeoutExpired: row = dict(head, failed=f'stopped after {timeout:g} s')
+            rows.append(row); log(row)
+    return rows
 
 # %% ../nbs/90_benchmarks.ipynb #556a46aa
 def _small_model(name):
@@ -530,6 +593,20 @@ def _sweep_lines(rows)->list:
              f"`_SWEEP_WHY`), {n['left for another module']} left for another module, {n['hang']} hangs; "
              f"{n['not swept']} functions not swept (no sample)", bad == 0)]
 
+def _seq_lines(rows)->list:
+    "(what, target, measured, met) for `seq_scaling`: each model's CPU seconds and host memory at every length"
+    out = []
+    for (m, bs, n), g in _groupby(rows, lambda r: (r['model'], r['bs'], r['n_gpus'])).items():
+        ok = [r for r in g if 'failed' not in r]
+        met = len(ok) == len(g) and all(TARGETS['seq_s'].met(r['cpu_s']) for r in ok) and (
+            max(r['rss_growth_mb'] for r in ok) - min(r['rss_growth_mb'] for r in ok) < 64)  # flat: within 64 MB
+        cells = [f"{r['seq_len']:,}: {_fmt_s(r['cpu_s'])}, {r['rss_growth_mb']:.0f} MB" if 'failed' not in r
+                 else f"{r['seq_len']:,}: failed ({r['failed']})" for r in g]
+        out.append((f"predict_memory, {m}, bs {bs}{f', {n} FSDP devices' if n > 1 else ''}, bf16: CPU time and host "
+                    "memory growth (cold, fresh process) by sequence length",
+                    f"{TARGETS['seq_s'].label} each, memory flat", '; '.join(cells), met))
+    return out
+
 # %% ../nbs/90_benchmarks.ipynb #b0da0003
 def peer_comparison(cases:list, # (model name for `_peer_model`, input_shape, bs)
                    )->list:
@@ -603,7 +680,8 @@ SETTINGS = {
                   max_bs=dict(true_bs=24, max_bs=64),
                   savings=dict(cases=[('CNN, 64 px, bs 32', 'measured', 'cnn', (3, 64, 64), 32)]),
                   peers=dict(cases=[('cnn', (3, 64, 64), 32), ('encoder', (64, 256), 8)]),
-                  reserved=dict(cases=[('cnn', (3, 32, 32), 16), ('bert', (32,), 8)], bert_cfg=_TINY_BERT)),
+                  reserved=dict(cases=[('cnn', (3, 32, 32), 16), ('bert', (32,), 8)], bert_cfg=_TINY_BERT),
+                  seq=dict(cases=[('lstm_lm', 4, 1)], lengths=(72, 1024))),
     'full': dict(overhead=dict(cases=[('cnn', 32, 32), ('lstm', 32, 32), ('cnn', 128, 64)], n_batches=6, repeats=5),
                  speed=dict(cases=[*[('resnet50', (3, 224, 224), b) for b in (1, 16, 64, 256)],
                                    *[('resnet18', (3, 224, 224), b) for b in (16, 256)],
@@ -626,7 +704,10 @@ SETTINGS = {
                  # the README's models: ResNet-50 and the LSTM LM as `speed` runs them, ViT-B/16 and BERT-base as
                  # `tools/gpu_check.py` does
                  reserved=dict(cases=[('resnet50', (3, 224, 224), 256), ('vit_b_16', (3, 224, 224), 32),
-                                      ('lstm_lm', (72,), 64), ('bert', (128,), 32)]))}
+                                      ('lstm_lm', (72,), 64), ('bert', (128,), 32)]),
+                 # the lengths of issue #27's target, 72 to 16k tokens
+                 seq=dict(cases=[('lstm_lm', 16, 1), ('awd_lstm', 16, 1), ('llama-1B', 1, 1), ('llama-7B', 1, 1),
+                                 ('llama-7B', 1, 8)], lengths=(72, 1024, 4096, 16384)))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
 def _cpu_name()->str:
@@ -656,7 +737,8 @@ def run_benchmarks(full:bool=False, # the full set (`SETTINGS['full']`) instead 
              ('accuracy', lambda: planner_accuracy(**s['accuracy'])),
              ('max_bs', lambda: max_bs_comparison(**s['max_bs'])), ('savings', lambda: savings(**s['savings'])),
              ('peers', lambda: peer_comparison(**s['peers'])), ('reserved', lambda: reserved_ratios(**s['reserved'])),
-             ('api_sweep', lambda: api_sweep(timeout=20))]
+             ('api_sweep', lambda: api_sweep(timeout=20)),
+             ('seq_scaling', lambda: seq_scaling(**s['seq'], log=log))]
     torch.set_num_threads(1)  # small models: one thread is faster, and steadier on a busy machine
     try:
         for i, (k, f) in enumerate(steps):
@@ -762,7 +844,7 @@ def _other_lines(res, nbdev_test_s)->list:
                         '—', f"{fmt_bytes(r['peak'])} ({r['saving']:.0%} less than fp32 + Adam; "
                              f"predicted {memory_label('cpu')})", '—'))
     out += _peer_lines(res.get('peers', [])) + _reserved_lines(res.get('reserved', []))
-    out += _sweep_lines(res.get('api_sweep', []))
+    out += _sweep_lines(res.get('api_sweep', [])) + _seq_lines(res.get('seq_scaling', []))
     t = nbdev_test_s if nbdev_test_s is not None else res.get('nbdev_test_s')
     out.append(('Whole `nbdev_test` run (CI)', TARGETS['test_run'].label, 'not given' if t is None else _fmt_s(t),
                 None if t is None else TARGETS['test_run'].met(t)))
