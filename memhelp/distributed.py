@@ -273,12 +273,11 @@ class _HeldCollectives(TorchDispatchMode):
 
 @contextlib.contextmanager
 def held_collectives():
-    "Inside the block, a collective's tensors stay alive until the next collective has run: one gloo worker's worst case"
+    "Inside the block, the last two collectives' tensors stay alive until the next one has run (as gloo's worker can)"
     mode = _HeldCollectives()
     try:
         with mode: yield mode
     finally: mode.held = []
-
 
 # %% ../nbs/21_distributed.ipynb #d2100020
 def zero_estimates(model:nn.Module, # the model whose states DeepSpeed would shard

@@ -541,7 +541,6 @@ def _sharded_parts(model, spec:StepSpec, known=None)->dict:
     events = None if rec is None else _steady_trace([*live.items(), *rec.events[start:]], len(live))
     return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, events=events, **mm)
 
-
 # %% ../nbs/09_fake_step.ipynb #c0da0021
 def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)->MemPlan:
     "Rank 0's `MemPlan`; `extra` is what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers"
@@ -686,6 +685,6 @@ def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` 
     if self.events is not None: return self.on_card(budget, conf).fits  # the margin is in the card's verdict
     _, cap, outside, ws = _card(budget)
     if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
-    if self.device == 'cuda' and not self.measured:  # a CUDA prediction without its trace (a copy made without it):
+    if self.device == 'cuda' and not self.measured:  # a CUDA prediction with no trace (none is made without one):
         return self.peak + sum(outside.values()) + 2 * ws <= cap  # context and workspaces taken off, segments not seen
     return self.peak + (self.kernel_scratch or 0) <= cap  # a measured CPU plan: what kernels took inside, too
