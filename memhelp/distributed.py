@@ -11,10 +11,11 @@ from multiprocessing.reduction import ForkingPickler
 import torch, torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from torch.utils._python_dispatch import TorchDispatchMode
 from .core import check_int, check_choice, check_host_memory
 
 # %% auto #0
-__all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'preload_ranks', 'run_ranks', 'zero_estimates']
+__all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'preload_ranks', 'run_ranks', 'held_collectives', 'zero_estimates']
 
 # %% ../nbs/21_distributed.ipynb #d2100005
 _CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -73,6 +74,7 @@ class _NoRebuild:
 
 def _in_place(state, bucket):
     "A comm hook standing for the all-reduce in a simulation: the reduced gradients land in the bucket itself"
+    dist.all_reduce(bucket.buffer())  # moves nothing here, but is a collective as in a real run (`held_collectives`)
     fut = torch.futures.Future(); fut.set_result(bucket.buffer()); return fut
 
 def _ddp(model):
@@ -151,6 +153,12 @@ def _free_port()->int:
 
 def _stack_file(port, rank)->str: return os.path.join(tempfile.gettempdir(), f'memhelp-rank-{port}-{rank}.txt')
 
+def _one_worker_gloo(store, rank, size, timeout, enable_reconfigure=False):
+    "gloo's process group as `init_process_group` makes it, with one worker thread instead of gloo's default two"
+    opts = dist.ProcessGroupGloo._Options()
+    opts._threads, opts._timeout, opts._devices = 1, timeout, [dist.ProcessGroupGloo.create_default_device()]
+    return dist.ProcessGroupGloo(store, rank, size, opts)
+
 def _rank_main(rank, world, port, fn, args, q):
     "One rank: join the gloo group, run `fn(*args)`, report to `q` before leaving the group (its peers fail after)"
     torch.set_num_threads(1)  # the ranks share the cores
@@ -158,7 +166,8 @@ def _rank_main(rank, world, port, fn, args, q):
         faulthandler.register(signal.SIGUSR1, file=open(_stack_file(port, rank), 'w'))
     joined = False
     try:
-        dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
+        with mock.patch.object(dist.distributed_c10d, 'ProcessGroupGloo', _one_worker_gloo):  # `held_collectives`
+            dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
         joined = True
         out = bytes(ForkingPickler.dumps(fn(*args)))  # pickled here: a result that cannot go is this rank's error
         q.put(_Report(rank, time.time(), True, value=out))
@@ -252,6 +261,23 @@ def run_ranks(fn, # called as `fn(*args)` in every rank; what it returns comes b
             if p.is_alive(): p.kill(); p.join()
         for r in range(n):
             with contextlib.suppress(OSError): os.remove(_stack_file(port, r))
+
+# %% ../nbs/21_distributed.ipynb #d2100061
+class _HeldCollectives(TorchDispatchMode):
+    "Keeps the tensors (and work) of the last `n` collectives (c10d operators) referenced until the next one has run"
+    def __init__(self, n=2): super().__init__(); self.n, self.held = n, []
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func.namespace == 'c10d': self.held = [*self.held, (args, kwargs, out)][-self.n:]  # the oldest let go now
+        return out
+
+@contextlib.contextmanager
+def held_collectives():
+    "Inside the block, the last two collectives' tensors stay alive until the next one has run (as gloo's worker can)"
+    mode = _HeldCollectives()
+    try:
+        with mode: yield mode
+    finally: mode.held = []
 
 # %% ../nbs/21_distributed.ipynb #d2100020
 def zero_estimates(model:nn.Module, # the model whose states DeepSpeed would shard

@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import copy, logging, math, os, re, weakref, warnings
+import contextlib, copy, logging, math, os, re, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -20,7 +20,7 @@ from fastai.layers import ToTensorBase
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number, check_bool, kernel_scratch_available)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
-from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks
+from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS, sentence_encoder_tail)
 from .cuda_emulation import autocast_for, target_kernels
@@ -701,22 +701,28 @@ def _sharded_parts(model, spec:StepSpec, known=None)->dict:
     fsdp = spec.strategy == 'fsdp'
     blocks = (fsdp_blocks(model) if spec.blocks is None else spec.blocks(model)) if fsdp else None
     units = _unit_names(model, blocks) if fsdp else None
-    with track_memory('cpu', round_to=spec.round_to) as outer:
+    rec = AllocRecorder() if known is not None and spec.device.type == 'cuda' else None  # predicted CUDA: the trace
+    # gloo (the ranks') frees a collective's tensors when its worker lets go: `held_collectives` fixes that moment
+    held = held_collectives() if spec.device.type == 'cpu' else contextlib.nullcontext()  # NCCL: in `wait()`
+    with track_memory('cpu', round_to=spec.round_to, observer=rec) as outer, held:
         outer.adopt([*model.parameters(), *held_tensors(model)])
         wrapped = shard_model(model, spec.strategy, blocks)
         o = _make_opt(model, spec.opt, spec.splitter)
-        for _ in range(3):  # the steady state: DDP rebuilds its buckets in the second step
+        for i in range(3):  # the steady state: DDP rebuilds its buckets in the second step
             outer.mark()  # the step's peak is this block's: FSDP regrows storages made in an earlier step (`resize_`)
+            if rec is not None and i == 2: live, start = dict(rec.sizes), len(rec.events)  # alive before the step
             buffers, _, _ = _step_peak(wrapped, o, spec, known)
             peak = outer.mark()[1]
         mm = model_memory(model, o, round_to=spec.round_to)
-    return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, **mm)
+    events = None if rec is None else _steady_trace([*live.items(), *rec.events[start:]], len(live))
+    return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, events=events, **mm)
 
 # %% ../nbs/09_fake_step.ipynb #c0da0021
 def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)->MemPlan:
     "Rank 0's `MemPlan`; `extra` is what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers"
+    ev = parts.get('events')  # rank 0's allocation trace, two steps: a CUDA prediction's, replayed as on one device
     p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks,
-                 units=parts['units'])
+                 units=parts['units'], events=ev, reserved=None if ev is None else replay(ev).reserved_peak)
     return replace(p, extra=parts['peak'] - p.peak)
 
 # %% ../nbs/09_fake_step.ipynb #d9ac4c09
@@ -825,7 +831,7 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
            )->CardVerdict:
     "This CUDA plan's steps replayed under what `budget` leaves the caching allocator, with cuBLAS workspaces first"
     if self.events is None:
-        raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
+        raise ValueError("plan: has no allocation trace (only a CUDA prediction records one)")
     label, conf = (conf.strip() if isinstance(conf, str) else ''), parse_alloc_conf(conf)  # refused before any work
     name, cap, outside, ws = _card(budget)
     out = sum(outside.values())
@@ -842,7 +848,7 @@ def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. 
               )->int:
     "The smallest device (bytes, as torch reports it) whose replay of this CUDA plan fits, with `budget`'s context"
     if self.events is None:
-        raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
+        raise ValueError("plan: has no allocation trace (only a CUDA prediction records one)")
     _, _, outside, ws = _card(budget)
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
     need = smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values())  # 2 MiB resolution
@@ -857,6 +863,6 @@ def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` 
     if self.events is not None: return self.on_card(budget, conf).fits  # the margin is in the card's verdict
     _, cap, outside, ws = _card(budget)
     if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
-    if self.device == 'cuda' and not self.measured:  # sharded CUDA plans are not replayed yet: context and workspaces
-        return self.peak + sum(outside.values()) + 2 * ws <= cap  # still taken off (segments are not: may understate)
+    if self.device == 'cuda' and not self.measured:  # a CUDA prediction with no trace (none is made without one):
+        return self.peak + sum(outside.values()) + 2 * ws <= cap  # context and workspaces taken off, segments not seen
     return self.peak + (self.kernel_scratch or 0) <= cap  # a measured CPU plan: what kernels took inside, too
