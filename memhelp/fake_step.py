@@ -185,10 +185,15 @@ class _KnownValues(TorchDispatchMode):
         super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
         self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
     def know(self, fake, real): self.values[fake] = real; return fake
+    def __enter__(self): self.packed = _PackedSequences(self).__enter__(); return super().__enter__()
+    def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc)
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
-        if not ins or not all(t in self.values for t in ins): return func(*args, **kwargs)
+        if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
+        if not all(t in self.values for t in ins) or not (ins or _int_factory(func, kwargs)):
+            if func._schema.is_mutable: _forget_written(self.values, func, args, kwargs)  # its old values are stale
+            return func(*args, **kwargs)
         try: out = func(*args, **kwargs)
         except _DATA_DEPENDENT: out = None  # nonzero, masked_select, item(): shapes or values from the real values
         if out is not None and not func.is_view and _nbytes(out) > FOLLOW_LIMIT:
@@ -208,9 +213,87 @@ class _KnownValues(TorchDispatchMode):
         for f, r in zip(tensors_in(out), tensors_in(out_real)): self.values[f] = r
         return out
 
+def _int_factory(func, kwargs)->bool:
+    "Is `func` a factory of integers (`arange`, `zeros(..., dtype=torch.long)`): values known from its arguments"
+    dt = kwargs.get('dtype')
+    return dt is not None and not dt.is_floating_point and not dt.is_complex and func._schema.returns and \
+        not any(a.type.isSubtypeOf(torch._C.TensorType.get()) for a in func._schema.arguments)
+
+def _forget_written(values, func, args, kwargs):
+    "Let go of the values of the tensors `func` writes in place with inputs whose values are not known"
+    schema = func._schema.arguments
+    for a, v in zip(schema, [*args, *[kwargs.get(a.name) for a in schema[len(args):]]]):
+        if a.alias_info is not None and a.alias_info.is_write and isinstance(v, torch.Tensor): values.pop(v, None)
+
 _OP_NAMES = {'_local_scalar_dense': 'item()', 'is_nonzero': 'bool()'}  # what a user writes
 _VALUES_READ = ("`{}` read the batch's values to set a size or a value: planned with this batch's values (zeros for a "
                 "shape-only batch); another batch can need more")
+
+# %% ../nbs/09_fake_step.ipynb #pk27i1
+from functools import partial
+from torch.overrides import TorchFunctionMode
+
+# %% ../nbs/09_fake_step.ipynb #pk27c1
+_PACK = torch.ops.aten._pack_padded_sequence.default
+_PADDED_BOUND = ("`pack_padded_sequence` with lengths the plan cannot know: planned with every sequence at its padded "
+                 "length: an upper bound")
+
+def _packed(known:_KnownValues, inp, lengths, batch_first:bool):
+    "`_pack_padded_sequence`'s (data, batch_sizes) from the known `lengths`; each the padded length if not known"
+    B, T = inp.shape[:2] if batch_first else inp.shape[1::-1]
+    with _disable_current_modes():  # the real lengths, beside the fake mode
+        ls = known.values.get(lengths)
+        if ls is not None and len(ls) == B and (ls[1:] > ls[:-1]).any():  # ATen's check, before the bound's
+            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True")
+        if ls is None or len(ls) != B or not ((ls > 0) & (ls <= T)).all():  # unknown, or a shape-only batch's zeros
+            known.unknowns[_PADDED_BOUND] = None; ls = torch.full((B,), T, dtype=torch.int64)
+        sizes = (ls[None] > torch.arange(int(ls.max()))[:, None]).sum(1)  # batch_sizes[t]: sequences longer than t
+        rows = int(ls.sum())
+    return inp.new_empty((rows, *inp.shape[2:])), known.know(torch.empty(sizes.shape, dtype=torch.int64), sizes)
+
+# %% ../nbs/09_fake_step.ipynb #pk27c2
+def _sizes(known, t)->list: return known.values.get(t, t).tolist()  # a fake's known values, or a real tensor's
+
+def _pad_packed(known, data, batch_sizes, batch_first, padding_value, total_length):
+    "`_pad_packed_sequence` as ATen's PackedSequence.cpp runs it (the same operators), reading the known batch_sizes"
+    sizes = _sizes(known, batch_sizes); T = max(total_length, len(sizes))
+    out = torch.full((T, sizes[0], *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
+    lengths = torch.empty(sizes[0], dtype=torch.int64)
+    with _disable_current_modes(): real = (torch.tensor(sizes)[None] > torch.arange(sizes[0])[:, None]).sum(1)
+    at, prev_i, prev_b = 0, 0, sizes[0]
+    for i, b in enumerate([*sizes, 0]):
+        if b != prev_b:
+            n = prev_b * (i - prev_i)
+            out[prev_i:i, :prev_b].copy_(data[at:at + n].view(i - prev_i, prev_b, *data.shape[1:]))
+            at, prev_i = at + n, i
+        prev_b = b
+    return out.transpose(0, 1) if batch_first else out, known.know(lengths, real)
+
+def _pack_backward(known, grad, input_size, batch_sizes, batch_first):
+    "`_pack_padded_sequence_backward` as ATen runs it, reading the known batch_sizes"
+    size = [*input_size]
+    if batch_first: size[0], size[1] = size[1], size[0]
+    g, at = grad.new_zeros(size), 0
+    for i, b in enumerate(_sizes(known, batch_sizes)): g[i, :b].copy_(grad[at:at + b]); at += b
+    return g.transpose(0, 1) if batch_first else g
+
+# %% ../nbs/09_fake_step.ipynb #pk27c3
+_RNN_FNS = {torch._VF.lstm, torch._VF.gru, torch._VF.rnn_tanh, torch._VF.rnn_relu}
+
+class _PackedSequences(TorchFunctionMode):
+    "Beside `_KnownValues`: packed sequences' kernels, which read batch_sizes' values in C++, given the known ones"
+    def __init__(self, known): super().__init__(); self.known = known
+    def __enter__(self):
+        self.lib = torch.library.Library('aten', 'IMPL')  # ATen's kernels, replaced inside this block only
+        for name, f in [('_pad_packed_sequence', _pad_packed), ('_pack_padded_sequence_backward', _pack_backward)]:
+            self.lib.impl(name, partial(f, self.known), 'CompositeImplicitAutograd')
+        return super().__enter__()
+    def __exit__(self, *exc): super().__exit__(*exc); self.lib._destroy()
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        b = args[1] if func in _RNN_FNS and len(args) > 1 else None  # `lstm(data, batch_sizes, ...)`: packed
+        if isinstance(b, torch.Tensor) and b in self.known.values and b.dtype == torch.int64:
+            args = (args[0], self.known.values[b], *args[2:])  # the real batch_sizes: read in C++, never computed on
+        return func(*args, **(kwargs or {}))
 
 # %% ../nbs/09_fake_step.ipynb #0f92158f
 def _values(t, shape, known):
