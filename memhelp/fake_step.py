@@ -817,7 +817,8 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
             with (mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(),
-                  hf_masks_as_run(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
+                  hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, spec),
+                  _unknowns_noted(shadow, known, spec.device.type)):
                 parts = _sharded_parts(shadow, spec, known)
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     return replace(_sharded_memplan(spec, parts, measured=False), unknowns=tuple(known.unknowns))
