@@ -26,7 +26,7 @@ from fastai.optimizer import Adam
 from fastai.text.models.core import get_language_model
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
-                          check_host_memory, check_device, check_bool, check_choice)
+                          check_host_memory, check_device, check_bool, check_choice, check_number)
 from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
@@ -241,12 +241,25 @@ def seq_case(name:str, # one of `SEQ_MODELS`
                 cpu_s=cpu, rss_growth_mb=grew / 1024, how=p.how or 'one full step')
 
 # %% ../nbs/90_benchmarks.ipynb #1b849a61
+def _check_seq_args(cases, lengths, timeout, log):
+    "A ValueError naming the first bad argument of `seq_scaling`"
+    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) == 3 for c in cases):
+        raise ValueError(f"cases: must be a list of (model, bs, n_gpus), got {cases!r}")
+    for name, bs, n in cases:
+        check_choice('cases', name, SEQ_MODELS); check_int('cases', bs, lo=1); check_int('cases', n, lo=1)
+    if not isinstance(lengths, (list, tuple)) or not lengths:
+        raise ValueError(f"lengths: must be a list of sequence lengths, got {lengths!r}")
+    for s in lengths: check_int('lengths', s, lo=1)
+    check_number('timeout', timeout, lo=1, hi=86400)
+    if not callable(log): raise ValueError(f"log: must be callable, got {log!r}")
+
 def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus)
                 lengths=(72, 1024), # sequence lengths
                 timeout:float=900, # seconds per case before it is stopped (then recorded as failed)
                 log=print, # called with each row as it is measured
                )->list:
     "`seq_case` for each case and length, each cold, in a fresh Python process of its own"
+    _check_seq_args(cases, lengths, timeout, log)  # before any process starts
     rows = []
     for name, bs, n in cases:
         for s in lengths:
@@ -444,7 +457,7 @@ SWEEP_MODULES = ('core', 'allocator', 'callback', 'explorer', 'data', 'peak', 'm
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 # valid values of optional parameters that a function needs to get as far as the one under test
 _SWEEP_BASE = {**{f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory', 'step_spec')},
-               'measure_dropout': dict(x=torch.zeros(4, 8))}
+               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=64)}
 
 def _sample_trace():
     "A small attributed training step"
@@ -470,6 +483,8 @@ _SWEEP_WHY = {
     ('bptt.lm_chunks', 'seq_len'): "it lists what fastai's loader does: past a row's block it reads the block, and "
                                    "the `n` column says so (14_lstm_chunking shows it, seq_len 100 on rows of 21)",
     ('bptt.chunk_grid', 'seq_len'): 'as for lm_chunks, whose grid it is',
+    ('bench.seq_case', 'bs'): 'a prediction makes no batch: any batch size is planned, in the same seconds',
+    ('bench.seq_scaling', 'timeout'): 'any limit of a second or more is one: a case stopped by it is recorded so',
     ('data.get_text_dls', 'max_vocab'): _CAP, ('data.get_text_dls', 'seed'): _SEED,
     ('data.make_image_folder', 'seed'): _SEED, ('data.get_image_dls', 'seed'): _SEED,
     ('data.random_dls', 'seed'): _SEED,
@@ -527,7 +542,7 @@ def sweep_samples()->dict:
                 xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8,
                 world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank, gpu=lambda: 'T4',
                 events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)],
-                make=lambda: lambda n: nn.Sequential(*[nn.Linear(32, 32) for _ in range(n)]))
+                make=lambda: lambda n: nn.Sequential(*[nn.Linear(32, 32) for _ in range(n)]), seq_len=lambda: 64)
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0011
 def _sweep_targets(modules)->list:
