@@ -22,7 +22,8 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
-                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS, sentence_encoder_tail)
+                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS, sentence_encoder_tail,
+                          repeated_blocks, layer_structure)
 from .cuda_emulation import autocast_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -318,15 +319,22 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
-def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False)->tuple:
+def _kept_specs(model, spec:StepSpec, known=None)->list:
+    "Shapes and dtypes of what fastai's loop keeps from the step before (the batch, the predictions): a no-grad forward"
+    fake = known is not None
+    dev, amp = (torch.device('cpu'), spec.device.type) if fake else (spec.device, None)
+    xb, yb = split_batch(_make_batch(spec.batch, spec.micro_bs, dev, known), spec.n_inp)
+    with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): pred = _forward(model, xb)
+    return [[(t.shape, t.dtype) for t in _pred_tensors(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
+
+def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False,
+               kept:list=None, # `_kept_specs`, when known already (the steps of one batch shape keep the same)
+              )->tuple:
     "(bytes `model` holds at the start, tracked peak, trace) of a steady `fastai_step` of `spec`; fake with `known`"
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
     loss_func, bs = plain_loss(spec.loss_func) if fake else spec.loss_func, spec.micro_bs
-    xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
-    with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): pred = _forward(model, xb)
-    specs = [[(t.shape, t.dtype) for t in _pred_tensors(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
-    del xb, yb, pred
+    specs = kept or _kept_specs(model, spec, known)
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
     with (attribute_memory(model, opt, device=dev, round_to=rnd) if spec.attribute else
@@ -703,14 +711,24 @@ def _template(spec:StepSpec)->tuple|str:
             f"the step of {_CHECK} tokens exactly")
 
 def _predict_long(spec:StepSpec)->MemPlan:
-    "The plan of one full step (sharded or not), or from short ones where a loop extrapolation helps and holds"
-    why, full = _long_refusal(spec), lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec)
-    if why is None: return full()
-    if not why:
-        try: why = _template(spec)
-        except (*_FAKE_FAILURES, ValueError) as e: why = f"a short step failed: {_first_line(e)}"
-    if isinstance(why, str): return replace(full(), how=f"one full step (no loop extrapolation: {why})")
-    (fit, first, held, mm), T = why, _seq_len(spec)
+    "The plan of one full step, or from shorter ones: a recurrent loop over the length, repeated blocks over the depth"
+    full = lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec)
+    # the depth's steps run the model's own code on fewer blocks: any failure there falls back to the full step
+    for kind, refusal, template, plan, caught in (
+            ('loop', _long_refusal, _template, _long_plan, (*_FAKE_FAILURES, ValueError)),
+            ('depth', _deep_refusal, _deep_template, _deep_plan, Exception)):
+        why = refusal(spec)
+        if why is None: continue
+        if not why:
+            try: why = template(spec)
+            except caught as e: why = f"a shorter step failed: {_first_line(e)}"
+        if isinstance(why, str): return replace(full(), how=f"one full step (no {kind} extrapolation: {why})")
+        return plan(spec, why)
+    return full()
+
+def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
+    "The plan at `spec`'s length from `_template`'s `t`"
+    (fit, first, held, mm), T = t, _seq_len(spec)
     how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
     return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, T - first))), False, how=how)
@@ -775,29 +793,41 @@ def _unit_names(model, blocks)->tuple:
     names = {id(m): n for n, m in model.named_modules()}
     return (*(names.get(id(b), type(b).__name__) for b in blocks), '')
 
-def _sharded_parts(model, spec:StepSpec, known=None)->dict:
+def _sharded_parts(model, spec:StepSpec, known=None,
+                   curves:dict=None, # filled, when given, with both steps' changes (`_LiveCurve`) and where they start
+                  )->dict:
     "Per-rank bytes of a DDP or FSDP step of `model` in the process group in force: state, activations, peak"
+    one = None if curves is None else _LiveCurve()
     o = _warm_up(model, spec.opt, spec.splitter)  # first as one device: the activations a rank's batch makes
-    held1, peak1, _ = _step_peak(model, o, spec, known)
+    kept = _kept_specs(model, spec, known)  # the same in every step: asked once (a forward costs a third of a step)
+    held1, peak1, _ = _step_peak(model, o, spec, known, one, kept=kept)
     del o
     for p in model.parameters(): p.grad = None
     fsdp = spec.strategy == 'fsdp'
     blocks = (fsdp_blocks(model) if spec.blocks is None else spec.blocks(model)) if fsdp else None
     units = _unit_names(model, blocks) if fsdp else None
     rec = AllocRecorder() if known is not None and spec.device.type == 'cuda' else None  # predicted CUDA: the trace
+    curve = None if curves is None else _LiveCurve()
     # gloo (the ranks') frees a collective's tensors when its worker lets go: `held_collectives` fixes that moment
     held = held_collectives() if spec.device.type == 'cpu' else contextlib.nullcontext()  # NCCL: in `wait()`
-    with track_memory('cpu', round_to=spec.round_to, observer=rec) as outer, held:
+    with track_memory('cpu', round_to=spec.round_to, observer=rec or curve) as outer, held:
         outer.adopt([*model.parameters(), *held_tensors(model)])
         wrapped = shard_model(model, spec.strategy, blocks)
-        o = _make_opt(model, spec.opt, spec.splitter)
-        for i in range(3):  # the steady state: DDP rebuilds its buckets in the second step
-            outer.mark()  # the step's peak is this block's: FSDP regrows storages made in an earlier step (`resize_`)
-            if rec is not None and i == 2: live, start = dict(rec.sizes), len(rec.events)  # alive before the step
-            buffers, _, _ = _step_peak(wrapped, o, spec, known)
+        # the optimizer's state and the gradients as after an update (sharded with FSDP). FSDP's own gradients are
+        # views of one reduce-scatter buffer per unit, these are one tensor each: on CUDA, each rounded to 512 B (high)
+        o = _warm_up(model, spec.opt, spec.splitter)
+        # the last step is the steady one: after a first, FSDP's; DDP rebuilds its buckets in its second step (on
+        # real ranks that step holds both sets: 1.46 MB more than the next for 21_distributed's MLP, measured)
+        n = 2 if fsdp else 3
+        for i in range(n):
+            level = outer.mark()[0]  # the step's peak is this block's: FSDP regrows storages made before (`resize_`)
+            if rec is not None and i == n - 1: live, start = dict(rec.sizes), len(rec.events)  # alive before it
+            if curve is not None: curve.op_done(None, None); at = len(curve.events)
+            buffers, _, _ = _step_peak(wrapped, o, spec, known, kept=kept)
             peak = outer.mark()[1]
         mm = model_memory(model, o, round_to=spec.round_to)
     events = None if rec is None else _steady_trace([*live.items(), *rec.events[start:]], len(live))
+    if curves is not None: curves.update(one=one.events, held1=held1, sharded=curve.events[at:], level=level)
     return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, events=events, **mm)
 
 # %% ../nbs/09_fake_step.ipynb #c0da0021
@@ -838,6 +868,107 @@ def _measure_sharded(spec:StepSpec, timeout:float=300)->MemPlan:
     return _sharded_memplan(spec, worst, measured=True, ranks=[r['peak'] for r in ranks])
 
 preload_ranks('memhelp.fake_step')  # its `_rank_parts` runs in ranks: their server imports this module once
+
+# %% ../nbs/09_fake_step.ipynb #dp27c1
+_DEEP_FROM = 16  # fewer blocks: one full step (the extrapolation runs 12 blocks)
+_DEEP_FIT, _DEEP_CHECK = (4, 5), 3  # the steps fitted, and the one checked event for event
+
+def _deep_stack(model)->nn.Module|None:
+    "The container of `repeated_blocks` with the most blocks, if all of them have one `layer_structure`; else None"
+    stacks = [s for s in repeated_blocks(model) if len({layer_structure(c) for c in s.children()}) == 1]
+    return max(stacks, key=len, default=None)
+
+def _settings(block)->dict:
+    "What `block`'s modules set besides tensors and modules: sizes, flags, names"
+    return {(n, k): v for n, m in block.named_modules() for k, v in vars(m).items()
+            if not k.startswith('_') and type(v) in (int, float, str, bool, type(None))}
+
+# %% ../nbs/09_fake_step.ipynb #dp27c2
+def _blocks_differ(stack)->str:
+    "Why `stack`'s blocks may not repeat one another (a sentence), '' when they set the same but their index"
+    settings = [_settings(b) for b in stack.children()]
+    for k in dict.fromkeys(k for s in settings for k in s):
+        vals = [s.get(k) for s in settings]
+        if len({repr(v) for v in vals}) == 1: continue
+        if all(type(v) is int for v in vals) and all(b - a == 1 for a, b in zip(vals, vals[1:])): continue  # an index
+        i = next(i for i, v in enumerate(vals) if repr(v) != repr(vals[0]))
+        return f"block {i} sets {'.'.join(filter(None, k))} = {vals[i]!r}, block 0 {vals[0]!r}: the blocks differ"
+    return ''
+
+def _deep_refusal(spec:StepSpec)->str|None:
+    "Why `spec`'s blocks cannot be extrapolated (a sentence), '' if they can, None where it would not help"
+    stack = _deep_stack(spec.model)
+    if spec.n_gpus == 1 or stack is None or len(stack) < _DEEP_FROM: return None
+    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
+    if spec.checkpoint: return "checkpoint=: its segments split the blocks by their number"
+    types = getattr(getattr(spec.model, 'config', None), 'layer_types', None)
+    if types and len(set(types)) > 1: return f"config.layer_types mixes {sorted(set(types))}: blocks differ by index"
+    return _blocks_differ(stack)
+
+# %% ../nbs/09_fake_step.ipynb #dp27c3
+@contextmanager
+def _first_blocks(stack, n:int):
+    "Inside the block, `stack` holds only its first `n` blocks (the model is whole again after)"
+    keep = stack._modules; stack._modules = type(keep)(list(keep.items())[:n])
+    try: yield
+    finally: stack._modules = keep
+
+def _units_named(names):
+    "FSDP's `blocks` for a model with fewer blocks: the units of `names` it has, in their order"
+    def get(m): have = dict(m.named_modules()); return [have[n] for n in names if n and n in have]
+    return get
+
+# %% ../nbs/09_fake_step.ipynb #dp27c4
+def _spec_units(spec:StepSpec)->tuple|None:
+    "The names of FSDP's units in `spec`'s model (None without FSDP)"
+    m = spec.model
+    return _unit_names(m, fsdp_blocks(m) if spec.blocks is None else spec.blocks(m)) if spec.strategy == 'fsdp' else None
+
+def _depth_runs(spec:StepSpec, depths)->dict:
+    "{depth: (parts, curves)} of `spec`'s sharded step with the first `depth` of `_deep_stack`'s blocks"
+    stack, runs, full, units = _deep_stack(spec.model), {}, spec.model, _spec_units(spec)
+    if units: spec = replace(spec, blocks=_units_named(units))  # fewer blocks must not change how the rest is split
+    with fake_world(spec.n_gpus):
+        for d in depths:
+            with _first_blocks(stack, d): mode, shadow = _shadow(full)
+            known, curves = _KnownValues(), {}
+            with (mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log(), hf_masks_as_run(),
+                  sentence_encoder_tail(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
+                runs[d] = _sharded_parts(shadow, spec, known, curves), curves
+            if known.unknowns: raise ValueError("a step read the batch's values or ran what fake tensors cannot follow")
+    return runs
+
+# %% ../nbs/09_fake_step.ipynb #dp27c5
+def _deep_template(spec:StepSpec)->dict|str:
+    "The numbers of `spec`'s sharded step at its full depth, from steps with fewer blocks, checked; or why not"
+    (a, b), c, N = _DEEP_FIT, _DEEP_CHECK, len(_deep_stack(spec.model))
+    runs = _depth_runs(spec, (c, a, b))
+    for parts, cv in runs.values():
+        if (parts['peak'] != cv['level'] + _items_peak(cv['sharded']) or
+            parts['activations'] != max(cv['held1'], _items_peak(cv['one'])) - cv['held1']):
+            return "the changes of a step do not add up to its peak"
+    out = {}
+    for k in ('one', 'sharded'):  # the changes of the step on one device (activations), of the sharded one (the peak)
+        fit = _fit_items([_compress(runs[d][1][k]) for d in (a, b)])
+        if fit is None or _expand(_at_length(fit, c - a)) != runs[c][1][k]:
+            return f"the steps of {a} and {b} blocks are not repeats and sizes on lines that give the step of {c}"
+        out[k] = _items_peak(_at_length(fit, N - a))
+    numbers = [(k, 1) for k in ('held1', 'level')] + [
+        (k, 0) for k, v in runs[a][0].items() if type(v) is int and k not in ('peak', 'activations')]
+    for k, i in numbers:  # where the steps start, and the state: on a line in the depth, checked at `c`
+        line = _fit_line([runs[d][i][k] for d in (a, b)])
+        if line.at_first + line.slope * (c - a) != runs[c][i][k]: return f"{k} is not on a line in the number of blocks"
+        out[k] = line.at_first + line.slope * (N - a)
+    return out
+
+def _deep_plan(spec:StepSpec, t:dict)->MemPlan:
+    "The sharded plan at `spec`'s full depth, from `_deep_template`'s numbers"
+    stack, (a, b), c = _deep_stack(spec.model), _DEEP_FIT, _DEEP_CHECK
+    name = next(n for n, m in spec.model.named_modules() if m is stack)
+    parts = dict(t, peak=t['level'] + t['sharded'], activations=max(t['held1'], t['one']) - t['held1'],
+                 units=_spec_units(spec), events=None)
+    how = (f"extrapolated to {len(stack)} blocks ({name}) from the steps with {a} and {b}, checked exactly with {c}")
+    return replace(_sharded_memplan(spec, parts, measured=False), how=how)
 
 # %% ../nbs/09_fake_step.ipynb #a77b0c02
 def _plan_trace(plan):

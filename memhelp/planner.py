@@ -145,12 +145,18 @@ def _matched(theirs:dict, ours:dict)->dict:
     return m
 
 # %% ../nbs/20_planner.ipynb #txr0a006
-def _held_batch(step:list, this:list, before:list)->dict:
-    "{event index: bytes}: the step's first events, the previous batch made at this step's size, at the one before's"
+def _kept_count(step:list, batch:list)->int|None:
+    "How many of `step`'s first events the step before left (its batch, its predictions): those before `batch` is made"
+    ns = [n for _, n in step]
+    if not batch or ns[:len(batch)] != batch: return None
+    return next((j for j in range(len(batch), len(ns) - len(batch) + 1) if ns[j:j + len(batch)] == batch), None)
+
+def _held_batch(step:list, this:list, before:list, before_step:list)->dict:
+    "{event index: bytes}: what the step before left (batch, predictions), made at this step's size, at its own"
     r = lambda bs: [-(-n // MIN_BLOCK) * MIN_BLOCK for n in bs if n]  # the tracker's 512-byte rounding (CUDA)
-    this, before = r(this), r(before)
-    if len(this) != len(before) or [n for _, n in step[:len(this)]] != this: return {}  # not recognised: as it is
-    return dict(enumerate(before))
+    k, k0 = _kept_count(step, r(this)), _kept_count(before_step, r(before))  # `before_step`: at the size it had
+    if k is None or k != k0 or 0 in [n for _, n in before_step[:k]]: return {}  # not recognised: as it is
+    return {j: n for j, (_, n) in enumerate(before_step[:k])}
 
 def sequence_trace(plans:list, # CUDA plans, one per step in the order the steps run (their `events`)
                    batch_bytes:list=None, # per step, the bytes of its batch's tensors; None: unknown
@@ -164,7 +170,8 @@ def sequence_trace(plans:list, # CUDA plans, one per step in the order the steps
     for i, p in enumerate(plans[1:], 1):
         h, step = _halves(p.events)
         names = _matched(_alive(h), alive)  # this trace's storages at its step's start: the chain's
-        held = _held_batch(step, batch_bytes[i], batch_bytes[i - 1]) if batch_bytes else {}
+        before = _halves(plans[i - 1].events)[1]  # the step before, at its own size
+        held = _held_batch(step, batch_bytes[i], batch_bytes[i - 1], before) if batch_bytes else {}
         for j, (k, n) in enumerate(step):
             name = names.get(k)
             if name is None: name = names[k] = ('step', i, j)  # made in this step
