@@ -188,13 +188,20 @@ class _KnownValues(TorchDispatchMode):
     def know(self, fake, real): self.values[fake] = real; return fake
     def __enter__(self): self.packed = _PackedSequences(self).__enter__(); return super().__enter__()
     def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc)
+    def bounded(self, func, args, kwargs):
+        "`func`; a selection the values size (`nonzero`, `masked_select`) at its largest, said in `unknowns`"
+        try: return func(*args, **kwargs)
+        except DynamicOutputShapeException:
+            if func not in _LARGEST: raise
+            self.unknowns[_LARGEST_TAKEN.format(func.overloadpacket.__name__)] = None
+            return _LARGEST[func](*args, **kwargs)
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
         if not all(t in self.values for t in ins) or not (ins or _int_factory(func, kwargs)):
             if func._schema.is_mutable: _forget_written(self.values, func, args, kwargs)  # its old values are stale
-            return func(*args, **kwargs)
+            return self.bounded(func, args, kwargs)
         try: out = func(*args, **kwargs)
         except _DATA_DEPENDENT: out = None  # nonzero, masked_select, item(): shapes or values from the real values
         if out is not None and not func.is_view and _nbytes(out) > FOLLOW_LIMIT:
@@ -227,6 +234,12 @@ def _forget_written(values, func, args, kwargs):
         if a.alias_info is not None and a.alias_info.is_write and isinstance(v, torch.Tensor): values.pop(v, None)
 
 _OP_NAMES = {'_local_scalar_dense': 'item()', 'is_nonzero': 'bool()'}  # what a user writes
+_LARGEST = {  # a selection by values the plan cannot know, at its largest: every element selected
+    torch.ops.aten.nonzero.default: lambda x: x.new_empty((x.numel(), x.dim()), dtype=torch.long),
+    torch.ops.aten.masked_select.default:
+        lambda x, mask: x.new_empty(torch.broadcast_shapes(x.shape, mask.shape).numel())}
+_LARGEST_TAKEN = ("`{}` selects by values the plan cannot know (a router's choice of experts, say): planned with every "
+                  "element selected, an upper bound")
 _VALUES_READ = ("`{}` read the batch's values to set a size or a value: planned with this batch's values (zeros for a "
                 "shape-only batch); another batch can need more")
 
