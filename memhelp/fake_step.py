@@ -935,7 +935,8 @@ def _units_named(names):
 def _spec_units(spec:StepSpec)->tuple|None:
     "The names of FSDP's units in `spec`'s model (None without FSDP)"
     m = spec.model
-    return _unit_names(m, fsdp_blocks(m) if spec.blocks is None else spec.blocks(m)) if spec.strategy == 'fsdp' else None
+    if spec.strategy != 'fsdp': return None
+    return _unit_names(m, fsdp_blocks(m) if spec.blocks is None else spec.blocks(m))
 
 def _depth_runs(spec:StepSpec, depths)->dict:
     "{depth: (parts, curves)} of `spec`'s sharded step with the first `depth` of `_deep_stack`'s blocks"
