@@ -892,9 +892,10 @@ def _deep_stack(model)->nn.Module|None:
     return max(stacks, key=len, default=None)
 
 def _settings(block)->dict:
-    "What `block`'s modules set besides tensors and modules: sizes, flags, names"
-    return {(n, k): v for n, m in block.named_modules() for k, v in vars(m).items()
-            if not k.startswith('_') and type(v) in (int, float, str, bool, type(None))}
+    "What `block`'s modules set besides tensors and modules (sizes, flags, names), and which parameters train"
+    return {**{(n, k): v for n, m in block.named_modules() for k, v in vars(m).items()
+               if not k.startswith('_') and type(v) in (int, float, str, bool, type(None))},
+            **{(n, 'requires_grad'): p.requires_grad for n, p in block.named_parameters()}}
 
 # %% ../nbs/09_fake_step.ipynb #dp27c2
 def _blocks_differ(stack)->str:
