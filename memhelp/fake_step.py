@@ -17,6 +17,8 @@ from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
+from fastai.text.models.core import SentenceEncoder
+from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number, check_bool, kernel_scratch_available)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
@@ -697,13 +699,20 @@ def _long_refusal(spec:StepSpec)->str|None:
     return ''
 
 # %% ../nbs/09_fake_step.ipynb #ls27c7
-def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict)->dict:
-    "Add to `runs` {length: (held, changes)} `spec`'s fake steps at sequence `lengths`, each checked; the state"
+@contextmanager
+def _length_of(spec:StepSpec, shadow, n:int):
+    "`spec` with sequences of `n` tokens, for a short step of `shadow`"
+    yield _with_length(spec, n)
+
+def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
+                 at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
+                )->dict:
+    "Add to `runs` {n: (held, changes)} `spec`'s fake steps at `lengths` (tokens, unless `at` says), each checked; the state"
     mode, shadow, o = _warm_shadow(spec)
     for n in lengths:
-        sp, known, curve = _with_length(spec, n), _KnownValues(), _LiveCurve()
-        with mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log(), hf_masks_as_run():
-            with _failures_named(shadow, sp), _unknowns_noted(shadow, known):
+        known, curve = _KnownValues(), _LiveCurve()
+        with at(spec, shadow, n) as sp, mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log():
+            with hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp), _unknowns_noted(shadow, known):
                 held, peak, _ = _step_peak(shadow, o, sp, known, curve)
         if max(held, _items_peak(curve.events)) != peak: raise RuntimeError("the changes do not add up to the peak")
         runs[n] = held, curve.events; unknowns.update(known.unknowns)
@@ -728,6 +737,7 @@ def _predict_long(spec:StepSpec)->MemPlan:
     full = lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec)
     # the depth's steps run the model's own code on fewer blocks: any failure there falls back to the full step
     for kind, refusal, template, plan, caught in (
+            ('chunk', _chunk_refusal, _chunk_template, _chunk_plan, (*_FAKE_FAILURES, ValueError)),
             ('loop', _long_refusal, _template, _long_plan, (*_FAKE_FAILURES, ValueError)),
             ('depth', _deep_refusal, _deep_template, _deep_plan, Exception)):
         why = refusal(spec)
@@ -745,6 +755,64 @@ def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
     return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, T - first))), False, how=how)
+
+# %% ../nbs/09_fake_step.ipynb #ck27c1
+# kept chunks: the fewest extrapolated (the steps below run 12 chunks' worth), the steps fitted, the one checked
+_CHUNKS_FROM, _CHUNK_FIT, _CHUNK_CHECK = 14, (4, 5), 3
+
+def _tail_encoder(model)->SentenceEncoder|None:
+    "The one `SentenceEncoder` over `AWD_LSTM` in `model` (the one whose tail a plan runs), or None"
+    encs = [m for m in model.modules() if isinstance(m, SentenceEncoder) and type(m.module) is AWD_LSTM]
+    return encs[0] if len(encs) == 1 and encs[0].max_len else None
+
+def _kept_chunks(enc:SentenceEncoder, T:int)->int:
+    "How many chunks of `T` tokens `enc` keeps: those starting within `max_len` tokens of the end"
+    return -(-T // enc.bptt) - -(-max(T - enc.max_len, 0) // enc.bptt)
+
+# %% ../nbs/09_fake_step.ipynb #ck27c2
+def _chunk_refusal(spec:StepSpec)->str|None:
+    "Why the kept chunks of `spec`'s text classifier cannot be extrapolated (a sentence), '' if they can, None: no help"
+    enc, T = _tail_encoder(spec.model), _seq_len(spec)
+    if enc is None or T is None or T <= enc.max_len + enc.bptt or _kept_chunks(enc, T) < _CHUNKS_FROM: return None
+    if spec.n_gpus > 1: return "n_gpus > 1: a sharded step is not extrapolated"
+    if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
+    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
+    return ''
+
+def _compress_items(items:tuple)->tuple:
+    "`_compress`'s `items` compressed once more: a chunk's changes outgrow `_MAX_BLOCK`, its items do not"
+    ids = {}; a = [ids.setdefault(it, len(ids)) for it in items]
+    back = {i: it for it, i in ids.items()}
+    undo = lambda its: tuple(_Rep(undo(it.body), it.count) if isinstance(it, _Rep) else back[it] for it in its)
+    return undo(_compress(a))
+
+@contextmanager
+def _keeping(spec:StepSpec, shadow, n:int):
+    "`spec`, with `shadow`'s encoder keeping its last `n` chunks (`max_len` set so, then back)"
+    enc = _tail_encoder(shadow); keep = enc.max_len; enc.max_len = n * enc.bptt
+    try: yield spec
+    finally: enc.max_len = keep
+
+# %% ../nbs/09_fake_step.ipynb #ck27c3
+def _chunk_template(spec:StepSpec)->tuple|str:
+    "(template, its first count, held, state, unknowns) from steps keeping fewer chunks, checked; or why not"
+    runs, unknowns, (a, b), c = {}, {}, _CHUNK_FIT, _CHUNK_CHECK
+    # the real batch in every step: what its values set (the encoder's rows without padding) is the full step's too
+    mm = _short_steps(spec, (c, a, b), runs, unknowns, at=_keeping)
+    if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks kept"
+    fit = _fit_items([_compress_items(_compress(runs[n][1])) for n in (a, b)])
+    if fit is None or _expand(_at_length(fit, c - a)) != runs[c][1]:
+        return f"the steps keeping {a} and {b} chunks are not repeats and sizes on lines that give the one keeping {c}"
+    return fit, a, runs[a][0], mm, tuple(unknowns)
+
+def _chunk_plan(spec:StepSpec, t:tuple)->MemPlan:
+    "The plan keeping all the chunks `spec`'s encoder keeps, from `_chunk_template`'s `t`"
+    (fit, first, held, mm, unknowns), enc, (a, b), c = t, _tail_encoder(spec.model), _CHUNK_FIT, _CHUNK_CHECK
+    n = _kept_chunks(enc, _seq_len(spec))
+    how = (f"extrapolated to {n} kept chunks of {enc.bptt} tokens from the steps keeping {a} and {b}, checked exactly "
+           f"keeping {c}")
+    return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, n - first))), False, how=how,
+                    unknowns=unknowns)
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e02
 def _check_measurable(spec:StepSpec):
