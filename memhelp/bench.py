@@ -23,7 +23,7 @@ from fastai.callback.core import Callback, CancelFitException, CancelValidExcept
 from fastai.callback.progress import ProgressCallback  # makes `Learner.no_bar` available
 from fastai.losses import CrossEntropyLossFlat
 from fastai.optimizer import Adam
-from fastai.text.models.core import get_language_model
+from fastai.text.models.core import get_language_model, get_text_classifier
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
                           check_host_memory, check_device, check_bool, check_choice, check_number)
@@ -212,12 +212,13 @@ def _llama_config(size:str)->dict:
     return dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
                 num_key_value_heads=32)
 
-SEQ_MODELS = ('lstm_lm', 'awd_lstm', 'llama-1B', 'llama-7B')  # the models `seq_case` knows
+SEQ_MODELS = ('lstm_lm', 'awd_lstm', 'awd_lstm_clas', 'llama-1B', 'llama-7B')  # the models `seq_case` knows
 
 def _seq_model(name:str):
     "A model of `SEQ_MODELS` by name: the LLaMA ones on the meta device (transformers is optional: imported here)"
     if name == 'lstm_lm': return named_model('lstm_lm')
     if name == 'awd_lstm': return get_language_model(AWD_LSTM, 8000)
+    if name == 'awd_lstm_clas': return get_text_classifier(AWD_LSTM, 8000, 2)  # keeps 20 chunks of 72
     from transformers import LlamaConfig, LlamaForCausalLM
     with torch.device('meta'):
         return LlamaForCausalLM(LlamaConfig(vocab_size=32000, use_cache=False, attn_implementation='sdpa',
@@ -233,7 +234,8 @@ def seq_case(name:str, # one of `SEQ_MODELS`
     check_choice('name', name, SEQ_MODELS); check_int('seq_len', seq_len, lo=1); check_int('bs', bs, lo=1)
     check_int('n_gpus', n_gpus, lo=1)
     m, ids = _seq_model(name), torch.empty(bs, seq_len, dtype=torch.long, device='meta')  # a shape-only batch
-    batch = ({'input_ids': ids, 'labels': ids},) if name.startswith('llama') else (ids, ids)
+    labels = torch.empty(bs, dtype=torch.long, device='meta') if name == 'awd_lstm_clas' else ids  # a class each
+    batch = ({'input_ids': ids, 'labels': ids},) if name.startswith('llama') else (ids, labels)
     rss, (p, _, cpu) = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, _timed(lambda: predict_memory(
         m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp'))
     grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss  # KiB on Linux
@@ -721,8 +723,9 @@ SETTINGS = {
                  reserved=dict(cases=[('resnet50', (3, 224, 224), 256), ('vit_b_16', (3, 224, 224), 32),
                                       ('lstm_lm', (72,), 64), ('bert', (128,), 32)]),
                  # the lengths of issue #27's target, 72 to 16k tokens
-                 seq=dict(cases=[('lstm_lm', 16, 1), ('awd_lstm', 16, 1), ('llama-1B', 1, 1), ('llama-7B', 1, 1),
-                                 ('llama-1B', 1, 8), ('llama-7B', 1, 8)], lengths=(72, 1024, 4096, 16384)))}
+                 seq=dict(cases=[('lstm_lm', 16, 1), ('awd_lstm', 16, 1), ('awd_lstm_clas', 16, 1), ('llama-1B', 1, 1),
+                                 ('llama-7B', 1, 1), ('llama-1B', 1, 8), ('llama-7B', 1, 8)],
+                          lengths=(72, 1024, 4096, 16384)))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
 def _cpu_name()->str:
