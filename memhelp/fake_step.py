@@ -707,13 +707,13 @@ def _length_of(spec:StepSpec, shadow, n:int):
 def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                  at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
                 )->dict:
-    "Add to `runs` {n: (held, changes)} `spec`'s fake steps at `lengths` (tokens, unless `at` says), each checked; the state"
+    "Add to `runs` {n: (held, changes)} `spec`'s steps at `lengths` (tokens, unless `at` says), each checked; the state"
     mode, shadow, o = _warm_shadow(spec)
     for n in lengths:
         known, curve = _KnownValues(), _LiveCurve()
         with at(spec, shadow, n) as sp, mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log():
-            with hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp), _unknowns_noted(shadow, known):
-                held, peak, _ = _step_peak(shadow, o, sp, known, curve)
+            with hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp):
+                with _unknowns_noted(shadow, known): held, peak, _ = _step_peak(shadow, o, sp, known, curve)
         if max(held, _items_peak(curve.events)) != peak: raise RuntimeError("the changes do not add up to the peak")
         runs[n] = held, curve.events; unknowns.update(known.unknowns)
     with mode: return model_memory(shadow, o, round_to=spec.round_to)
