@@ -23,10 +23,10 @@ from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_t
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'SCRATCH_SEEN', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget',
            'check_bool', 'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes',
-           'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'MemTrace', 'scratch_note',
-           'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory', 'note_kernel_scratch',
-           'note_untracked', 'optimizer_state', 'state_tensors', 'model_memory', 'release_memory', 'recover_memory',
-           'oom_guard']
+           'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'asks_fake_device', 'MemTrace',
+           'scratch_note', 'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory',
+           'note_kernel_scratch', 'note_untracked', 'optimizer_state', 'state_tensors', 'model_memory',
+           'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -409,6 +409,13 @@ class _AllocatorBook:
             except OutOfMemoryError as e: self.error = str(e)  # raised by the block, after its bookkeeping
         if old is not None: self.model.free(old)
 
+# %% ../nbs/00_core.ipynb #pd27c1
+_PRIM_DEVICE = torch.ops.prim.device.default
+
+def asks_fake_device(func, args)->bool:
+    "Is this dispatch C++ asking a fake tensor its device (answered by `args[0].device`, passing no mode below)"
+    return func is _PRIM_DEVICE and isinstance(args[0], FakeTensor)
+
 # %% ../nbs/00_core.ipynb #8e8f2340
 class _StorageTracker(_BatchCounter, TorchDispatchMode):
     "Counts live bytes of the storages created on `device_type` while active; calls `on_over` past `budget`"
@@ -417,13 +424,15 @@ class _StorageTracker(_BatchCounter, TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if self.aside: return self._aside(func, args, kwargs)
         before = self.current
-        out = func(*args, **(kwargs or {}))
-        rets, ins = _alias_cache.get(func) or _returns_alias(func), _input_storages(func, args, kwargs)
-        if isinstance(out, torch.Tensor): self._seen(out, rets[0], ins)
+        if asks_fake_device(func, args): out = args[0].device  # makes nothing, but still a reading (see below)
         else:
-            for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
-                for t in (o if isinstance(o, (tuple, list)) else tree_flatten(o)[0]):
-                    if isinstance(t, torch.Tensor): self._seen(t, aliased, ins)
+            out = func(*args, **(kwargs or {}))
+            rets, ins = _alias_cache.get(func) or _returns_alias(func), _input_storages(func, args, kwargs)
+            if isinstance(out, torch.Tensor): self._seen(out, rets[0], ins)
+            else:
+                for aliased, o in zip(rets, out if len(rets) > 1 else (out,)):
+                    for t in (o if isinstance(o, (tuple, list)) else tree_flatten(o)[0]):
+                        if isinstance(t, torch.Tensor): self._seen(t, aliased, ins)
         if self._over(func):
             current, grew = self._keep_failed(before)  # before the failed op's outputs are freed
             out = t = None  # drop our references so the failed op's outputs are freed with the error

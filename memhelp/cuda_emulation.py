@@ -10,7 +10,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 from torch._prims_common import suggest_memory_format
-from .core import note_kernel_scratch, note_untracked
+from .core import note_kernel_scratch, note_untracked, asks_fake_device
 from .peak import tensors_in
 from .step import PRECISIONS
 
@@ -131,6 +131,7 @@ class _SavedStatsFloat(TorchDispatchMode):
     "`_float_stats` for every operator (fakes keep the statistics in the input's type)"
     def __init__(self, device): super().__init__(); self.device = device
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if asks_fake_device(func, args): return args[0].device
         return _float_stats(func, args, func(*args, **(kwargs or {})), self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
@@ -222,6 +223,7 @@ class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, and the scratch in `_SCRATCH`"
     # one dispatch layer for all three, as the two before were: each layer is a Python call on every operator
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if asks_fake_device(func, args): return args[0].device
         out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
         rule = _SCRATCH.get(func)
         if rule is not None: note_kernel_scratch(rule(args, out))  # after the statistics: the outputs a kernel makes
