@@ -20,7 +20,8 @@ from fastai.layers import ToTensorBase
 from fastai.text.models.core import SentenceEncoder
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
-                          state_tensors, check_number, check_bool, kernel_scratch_available)
+                          state_tensors, check_number, check_bool, kernel_scratch_available,
+                          asks_fake_device)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
@@ -198,6 +199,7 @@ class _KnownValues(TorchDispatchMode):
             self.unknowns[_LARGEST_TAKEN.format(func.overloadpacket.__name__)] = None
             return _LARGEST[func](*args, **kwargs)
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if asks_fake_device(func, args): return args[0].device  # a real tensor's device is the fake's: 'cpu'
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
@@ -334,13 +336,17 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
-def _kept_specs(model, spec:StepSpec, known=None)->list:
+def _kept_specs(model, spec:StepSpec, known=None,
+                pred:list=None, # the predictions' part, when known already: no forward
+               )->list:
     "Shapes and dtypes of what fastai's loop keeps from the step before (the batch, the predictions): a no-grad forward"
     fake = known is not None
     dev, amp = (torch.device('cpu'), spec.device.type) if fake else (spec.device, None)
     xb, yb = split_batch(_make_batch(spec.batch, spec.micro_bs, dev, known), spec.n_inp)
-    with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): pred = _forward(model, xb)
-    return [[(t.shape, t.dtype) for t in _pred_tensors(o)] for o in ((xb, yb), _loop_pred(pred, spec.precision))]
+    if pred is None:
+        with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): out = _forward(model, xb)
+        pred = [(t.shape, t.dtype) for t in _pred_tensors(_loop_pred(out, spec.precision))]
+    return [[(t.shape, t.dtype) for t in _pred_tensors((xb, yb))], pred]
 
 def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False,
                kept:list=None, # `_kept_specs`, when known already (the steps of one batch shape keep the same)
@@ -685,13 +691,17 @@ def _with_length(spec:StepSpec, n:int)->StepSpec:
     return replace(spec, batch=map_tensors(spec.batch, cut), input_shape=(n, *spec.input_shape[1:]))
 
 # %% ../nbs/09_fake_step.ipynb #ls27c6
+def _one_device_only(spec:StepSpec)->str|None:
+    "Why no extrapolation over the length plans `spec`, whatever its model (a sentence); None if one can"
+    if spec.n_gpus > 1: return "n_gpus > 1: a sharded step is not extrapolated"
+    if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
+    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
+
 def _long_refusal(spec:StepSpec)->str|None:
     "Why a loop extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
     T = _seq_len(spec)
     if T is None or T < _LONG_FROM or not any(isinstance(m, nn.RNNBase) for m in spec.model.modules()): return None
-    if spec.n_gpus > 1: return "n_gpus > 1: a sharded step is not extrapolated"
-    if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
-    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
+    if why := _one_device_only(spec): return why
     chunked = [type(m).__name__ for m in spec.model.modules() if isinstance(getattr(m, 'bptt', None), int)]
     if chunked: return f"{chunked[0]} runs the sequence in chunks of bptt tokens, not in one loop per token"
     if any(d != 1 and t.shape[d] == T for t in tensors_in(spec.batch) for d in range(1, t.ndim)):
@@ -706,14 +716,19 @@ def _length_of(spec:StepSpec, shadow, n:int):
 
 def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                  at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
+                 same_pred:bool=False, # the predictions' shapes the same in the first two steps: kept for the rest
                 )->dict:
     "Add to `runs` {n: (held, changes)} `spec`'s steps at `lengths` (tokens, unless `at` says), each checked; the state"
     mode, shadow, o = _warm_shadow(spec)
+    preds = []  # the predictions' shapes of the steps so far: a forward each, until two agree
     for n in lengths:
         known, curve = _KnownValues(), _LiveCurve()
         with at(spec, shadow, n) as sp, mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log():
             with hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp):
-                with _unknowns_noted(shadow, known): held, peak, _ = _step_peak(shadow, o, sp, known, curve)
+                with _unknowns_noted(shadow, known):
+                    same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
+                    kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
+                    held, peak, _ = _step_peak(shadow, o, sp, known, curve, kept=kept)
         if max(held, _items_peak(curve.events)) != peak: raise RuntimeError("the changes do not add up to the peak")
         runs[n] = held, curve.events; unknowns.update(known.unknowns)
     with mode: return model_memory(shadow, o, round_to=spec.round_to)
@@ -734,9 +749,10 @@ def _template(spec:StepSpec)->tuple|str:
 
 def _predict_long(spec:StepSpec)->MemPlan:
     "The plan of one full step, or from shorter ones: a recurrent loop over the length, repeated blocks over the depth"
-    full = lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec)
+    full, refused = lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec), []
     # the depth's steps run the model's own code on fewer blocks: any failure there falls back to the full step
-    for kind, refusal, template, plan, caught in (
+    for kind, refusal, template, plan, caught in (  # the first that plans `spec`; each one refused says why
+            ('chunk and token', _grid_refusal, _grid_template, _grid_plan, (*_FAKE_FAILURES, ValueError)),
             ('chunk', _chunk_refusal, _chunk_template, _chunk_plan, (*_FAKE_FAILURES, ValueError)),
             ('loop', _long_refusal, _template, _long_plan, (*_FAKE_FAILURES, ValueError)),
             ('depth', _deep_refusal, _deep_template, _deep_plan, Exception)):
@@ -745,9 +761,9 @@ def _predict_long(spec:StepSpec)->MemPlan:
         if not why:
             try: why = template(spec)
             except caught as e: why = f"a shorter step failed: {_first_line(e)}"
-        if isinstance(why, str): return replace(full(), how=f"one full step (no {kind} extrapolation: {why})")
-        return plan(spec, why)
-    return full()
+        if not isinstance(why, str): return plan(spec, why)
+        refused.append(f"no {kind} extrapolation: {why}")
+    return replace(full(), how=f"one full step ({'; '.join(refused)})") if refused else full()
 
 def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan at `spec`'s length from `_template`'s `t`"
@@ -774,10 +790,7 @@ def _chunk_refusal(spec:StepSpec)->str|None:
     "Why the kept chunks of `spec`'s text classifier cannot be extrapolated (a sentence), '' if they can, None: no help"
     enc, T = _tail_encoder(spec.model), _seq_len(spec)
     if enc is None or T is None or T <= enc.max_len + enc.bptt or _kept_chunks(enc, T) < _CHUNKS_FROM: return None
-    if spec.n_gpus > 1: return "n_gpus > 1: a sharded step is not extrapolated"
-    if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
-    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
-    return ''
+    return _one_device_only(spec) or ''
 
 def _compress_items(items:tuple)->tuple:
     "`_compress`'s `items` compressed once more: a chunk's changes outgrow `_MAX_BLOCK`, its items do not"
@@ -813,6 +826,116 @@ def _chunk_plan(spec:StepSpec, t:tuple)->MemPlan:
            f"keeping {c}")
     return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, n - first))), False, how=how,
                     unknowns=unknowns)
+
+# %% ../nbs/09_fake_step.ipynb #gr27c1
+_GRID_J, _GRID_TS, _GRID_R = 4, (7, 9), 5  # the steps: 4 and 5 chunks kept, of 7 and 8 tokens (else 9 and 10), the
+# last one 5 (and 6)
+_GRID_FROM = 300  # tokens a full step runs (the kept chunks and the one before); fewer: it is as quick (timed)
+
+def _tail_layout(enc:SentenceEncoder, T:int)->tuple:
+    "(a chunk runs before the kept ones: 1 or 0, tokens skipped before that, chunks kept, the last one's tokens)"
+    if T > enc.max_len:  # the chunk before the kept ones starts where `sentence_encoder_tail` starts
+        P = max(-(-(T - enc.max_len) // enc.bptt) * enc.bptt - enc.bptt, 0)
+        k = _kept_chunks(enc, T)
+        return 1, P, k, T - P - k * enc.bptt
+    k = -(-T // enc.bptt)
+    return 0, 0, k, T - (k - 1) * enc.bptt
+
+# %% ../nbs/09_fake_step.ipynb #gr27c2
+def _pads_tail(spec:StepSpec, enc:SentenceEncoder, P:int)->bool:
+    "Does the documents' batch hold padding past its first `P` tokens (a shape-only one: its zeros, if `pad_idx` is 0)"
+    x = tensors_in(spec.batch)[0]
+    return enc.pad_idx == 0 if x.is_meta else bool((x[:, P:] == enc.pad_idx).any())
+
+def _grid_refusal(spec:StepSpec)->str|None:
+    "Why a chunk-and-token extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
+    enc, T = _tail_encoder(spec.model), _seq_len(spec)
+    if enc is None or T is None or enc.bptt < _GRID_TS[-1] + 3: return None
+    u, P, k, r = _tail_layout(enc, T)
+    if T - P < _GRID_FROM: return None
+    if why := _one_device_only(spec): return why
+    if _pads_tail(spec, enc, P): return "the batch pads where the step runs: each chunk's rows are set by its tokens"
+    return ''
+
+# %% ../nbs/09_fake_step.ipynb #gr27c3
+def _tail_cut(spec:StepSpec, P:int, L:int)->StepSpec:
+    "`spec` with documents of their first `P` tokens and their last `L`"
+    T = _seq_len(spec)
+    def cut(t):
+        if t.ndim < 2 or t.shape[1] != T: return t
+        if t.is_meta: return torch.empty((t.shape[0], P + L, *t.shape[2:]), dtype=t.dtype, device='meta')
+        return torch.cat([t[:, :P], t[:, T - L:]], 1)
+    return replace(spec, batch=map_tensors(spec.batch, cut), input_shape=(P + L, *spec.input_shape[1:]))
+
+@contextmanager
+def _grid_point(spec:StepSpec, shadow, point:tuple):
+    "`spec` cut to the step of `point` (chunks kept, their tokens, the last one's), which `shadow`'s encoder runs"
+    (j, t, r), enc = point, _tail_encoder(shadow)
+    u, P, _, _ = _tail_layout(enc, _seq_len(spec))
+    forward, keep = SentenceEncoder.forward, (enc.bptt, enc.max_len)
+    def skipping(input):  # as `sentence_encoder_tail`: the mask of the tokens skipped, alive while the rest runs
+        skipped = input[:, :P] == enc.pad_idx if P else None
+        return forward(enc, input[:, P:])
+    enc.bptt, enc.max_len, enc.forward = t, (j - 1) * t + r, skipping  # on the instance: the tail's patch is passed
+    try: yield _tail_cut(spec, P, (j - 1 + u) * t + r)
+    finally: (enc.bptt, enc.max_len), _ = keep, enc.__dict__.pop('forward')
+
+# %% ../nbs/09_fake_step.ipynb #gr27c4
+def _shifted(items:tuple, fit:list, d:int)->tuple|None:
+    "`items` moved `d` along the lines of `fit` (items of the same shape), or None if the shapes differ"
+    if len(items) != len(fit): return None
+    out = []
+    for it, f in zip(items, fit):
+        if isinstance(f, _Rep) != isinstance(it, _Rep): return None
+        if not isinstance(f, _Rep): out.append(it + f.slope * d); continue
+        body = _shifted(it.body, f.body, d)
+        if body is None: return None
+        out.append(_Rep(body, it.count + f.count.slope * d))
+    return tuple(out)
+
+# %% ../nbs/09_fake_step.ipynb #gr27c5
+def _grid_points(r:int, t0:int)->tuple:
+    "The steps fitted on chunks and tokens from `t0`, on the last chunk (None: it is `r` in all), the one checked"
+    a, r0 = _GRID_J, _GRID_R if r > _GRID_R + 1 else r
+    last = (a, t0, r0 + 1) if r0 != r else None
+    return [(j, t, r0) for j in (a, a + 1) for t in (t0, t0 + 1)], last, (a - 1, t0 + 2, r0 + 2 if last else r)
+
+def _grid_fit(templates:dict, fit:list, last:tuple|None):
+    "A function of (chunks kept, their tokens, the last one's) to compressed items, from `templates` at the points"
+    (a, t0, r0), fits = fit[0], {}
+    for j in (a, a + 1): fits[j] = _fit_items([templates[(j, t0, r0)], templates[(j, t0 + 1, r0)]])
+    by_r = _fit_items([templates[fit[0]], templates[last]]) if last else None
+    if None in fits.values() or (last and by_r is None): return None
+    def at(j, t, r):
+        by_j = _fit_items([_at_length(fits[i], t - t0) for i in (a, a + 1)])  # each chunk count's line, at `t`
+        its = None if by_j is None else _at_length(by_j, j - a)
+        return _shifted(its, by_r, r - r0) if last and its is not None else its
+    return at
+
+# %% ../nbs/09_fake_step.ipynb #gr27c6
+def _grid_template(spec:StepSpec)->tuple|str:
+    "(the `_grid_fit`, held, state, unknowns) from steps of fewer and shorter chunks, checked; or why not"
+    runs, unknowns, r = {}, {}, _tail_layout(_tail_encoder(spec.model), _seq_len(spec))[3]
+    for t0 in _GRID_TS:  # sizes that coincide at some chunk length (tried: a tiny model's at 8 tokens), the next
+        fit, last, check = _grid_points(r, t0)
+        # the first and the checked step differ in all three: predictions the same shape in both are the same in all
+        points = [p for p in (fit[0], check, *fit[1:], last) if p is not None and p not in runs]
+        mm = _short_steps(spec, points, runs, unknowns, at=_grid_point, same_pred=True)
+        if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks"
+        at = _grid_fit({p: _compress_items(_compress(runs[p][1])) for p in (*fit, last) if p}, fit, last)
+        got = None if at is None else at(*check)
+        if got is not None and _expand(got) == runs[check][1]: return at, runs[fit[0]][0], mm, tuple(unknowns), t0
+    return (f"no steps of {_GRID_J} and {_GRID_J + 1} chunks of {_GRID_TS[0]} to {_GRID_TS[-1] + 1} tokens are "
+            f"repeats and sizes on lines that give the step of {_GRID_J - 1} chunks of 2 tokens more exactly")
+
+def _grid_plan(spec:StepSpec, t:tuple)->MemPlan:
+    "The plan of `spec`'s kept chunks, from `_grid_template`'s `t`"
+    (at, held, mm, unknowns, t0), enc = t, _tail_encoder(spec.model)
+    (_, _, k, r), (fit, last, check) = _tail_layout(enc, _seq_len(spec)), _grid_points(0, t0)
+    how = (f"extrapolated to {k} kept chunks of {enc.bptt} tokens (the last {r}) from steps keeping {fit[0][0]} and "
+           f"{fit[-1][0]} chunks of {fit[0][1]} and {fit[-1][1]} tokens, checked exactly keeping {check[0]} of "
+           f"{check[1]}")
+    return _memplan(spec, mm, held, max(held, _items_peak(at(k, enc.bptt, r))), False, how=how, unknowns=unknowns)
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e02
 def _check_measurable(spec:StepSpec):
