@@ -197,6 +197,28 @@ def _conv_backward_scratch(args, out)->int|None:
     return copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + _columns(x, w, stride, padding))
 
 
+# %% ../nbs/08_cuda_emulation.ipynb #gm27c1
+_GROUPED_MM = getattr(getattr(torch.ops.aten, '_grouped_mm', None), 'default', None)  # torch 2.8 and later
+
+def _grouped_layout(mat):
+    "Refuse `mat` as the CPU kernel does (`check_valid_strides_and_return_transposed`): row or column major, 16 bytes"
+    (r, c), (sr, sc), align = mat.shape[-2:], mat.stride()[-2:], 16 // mat.element_size()
+    lead = sr if sc == 1 and sr >= max(1, c) else sc if sr == 1 and sc >= max(1, r) else None
+    if lead is None: raise RuntimeError(f"Invalid strides/sizes, got {list(mat.stride())} for strides and "
+                                        f"{list(mat.shape)} for sizes")
+    if lead % align: raise RuntimeError("strides should be multiple of 16 bytes")
+
+def _grouped_mm_cpu(a, b, offs=None, bias=None, out_dtype=None):
+    "`_grouped_mm`'s output as the CPU kernel makes it (`create_grouped_gemm_output_tensor`): rows padded to 16 bytes"
+    for mat in (a, b): _grouped_layout(mat)
+    if a.ndim == 2: size = (offs.shape[0], a.shape[0], b.shape[1]) if b.ndim == 2 else (a.shape[0], b.shape[-1])
+    else: size = (a.shape[1], b.shape[1]) if b.ndim == 2 else (a.shape[0], a.shape[1], b.shape[-1])
+    dtype = out_dtype or a.dtype
+    align = 16 // dtype.itemsize
+    row = -(-size[-1] // align) * align
+    stride = (row, 1) if len(size) == 2 else (size[1] * row, row, 1)
+    return torch.empty_strided(size, stride, dtype=dtype, device=a.device)
+
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
 def _bn_scratch(args, out)->int|None:
     "A training batch norm's float32 statistics per channel: two buffers, three in channels-last; None in eval"
@@ -220,10 +242,11 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch}  # what each holds, outputs included
 
 class _CpuKernels(TorchDispatchMode):
-    "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, and the scratch in `_SCRATCH`"
-    # one dispatch layer for all three, as the two before were: each layer is a Python call on every operator
+    "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
+    # one dispatch layer for all of them: each layer is a Python call on every operator
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
+        if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
         out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
         rule = _SCRATCH.get(func)
         if rule is not None: note_kernel_scratch(rule(args, out))  # after the statistics: the outputs a kernel makes
