@@ -203,7 +203,7 @@ class _KnownValues(TorchDispatchMode):
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
-        if not all(t in self.values for t in ins) or not (ins or _int_factory(func, kwargs)):
+        if not all(t in self.values for t in ins) or not (ins or _int_factory(func, args, kwargs)):
             if func._schema.is_mutable: _forget_written(self.values, func, args, kwargs)  # its old values are stale
             return self.bounded(func, args, kwargs)
         try: out = func(*args, **kwargs)
@@ -225,10 +225,12 @@ class _KnownValues(TorchDispatchMode):
         for f, r in zip(tensors_in(out), tensors_in(out_real)): self.values[f] = r
         return out
 
-def _int_factory(func, kwargs)->bool:
-    "Is `func` a factory of integers (`arange`, `zeros(..., dtype=torch.long)`): values known from its arguments"
+def _int_factory(func, args, kwargs)->bool:
+    "Is `func` a factory of integers (`arange(n)`, `zeros(..., dtype=torch.long)`): values known from its arguments"
     dt = kwargs.get('dtype')
-    return dt is not None and not dt.is_floating_point and not dt.is_complex and func._schema.returns and \
+    if dt is None:  # `arange` of ints is int64 without a dtype: Hugging Face's positions (`cache_position`) are one
+        return func.overloadpacket is torch.ops.aten.arange and all(isinstance(a, int) for a in args)
+    return not dt.is_floating_point and not dt.is_complex and func._schema.returns and \
         not any(a.type.isSubtypeOf(torch._C.TensorType.get()) for a in func._schema.arguments)
 
 def _forget_written(values, func, args, kwargs):
