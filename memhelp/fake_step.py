@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import contextlib, copy, logging, math, os, re, weakref, warnings
+import contextlib, copy, logging, math, os, re, time, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -183,11 +183,21 @@ FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch
 
 def _nbytes(x)->int: return sum(t.numel() * t.element_size() for t in tensors_in(x))
 
+_BEAT_S = 10  # seconds a fake step runs before it says that it still does (nothing silent for more than ~10 s)
+
 class _KnownValues(TorchDispatchMode):
     "Follows the real values of the batch's integer tensors, and of what is computed from them alone, beside fakes"
     def __init__(self):
         super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
         self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
+        self.n_ops, self.start = 0, time.monotonic(); self.said = self.start  # every operator passes here: a clock
+    def beat(self):
+        "Say that the step still runs, once every `_BEAT_S` seconds"
+        now = time.monotonic()
+        if now - self.said < _BEAT_S: return
+        self.said = now
+        print(f"predict_memory: the step on shape-only tensors is still running ({self.n_ops:,} operators, "
+              f"{now - self.start:.0f} s)", flush=True)
     def know(self, fake, real): self.values[fake] = real; return fake
     def __enter__(self): self.packed = _PackedSequences(self).__enter__(); return super().__enter__()
     def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc)
@@ -200,6 +210,8 @@ class _KnownValues(TorchDispatchMode):
             return _LARGEST[func](*args, **kwargs)
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device  # a real tensor's device is the fake's: 'cpu'
+        self.n_ops += 1
+        if not self.n_ops % 1024: self.beat()
         kwargs = kwargs or {}
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
