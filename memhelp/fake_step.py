@@ -190,6 +190,7 @@ class _KnownValues(TorchDispatchMode):
     def __init__(self):
         super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
         self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
+        self.of_batch = WeakIdKeyDictionary()  # the followed tensors computed from the batch (others: from shapes)
         self.n_ops, self.start = 0, time.monotonic(); self.said = self.start  # every operator passes here: a clock
     def beat(self):
         "Say that the step still runs, once every `_BEAT_S` seconds"
@@ -198,7 +199,7 @@ class _KnownValues(TorchDispatchMode):
         self.said = now
         print(f"predict_memory: the step on shape-only tensors is still running ({self.n_ops:,} operators, "
               f"{now - self.start:.0f} s)", flush=True)
-    def know(self, fake, real): self.values[fake] = real; return fake
+    def know(self, fake, real): self.values[fake] = real; self.of_batch[fake] = True; return fake
     def __enter__(self): self.packed = _PackedSequences(self).__enter__(); return super().__enter__()
     def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc)
     def bounded(self, func, args, kwargs):
@@ -231,10 +232,14 @@ class _KnownValues(TorchDispatchMode):
             if out is None: raise
             for t in ins: self.values.pop(t, None)
             return out
-        if out is None: self.unknowns[_VALUES_READ.format(_OP_NAMES.get(func.overloadpacket.__name__, func))] = None
+        batch = any(t in self.of_batch for t in ins)  # else computed from shapes (`arange(n)`): the same for any batch
+        if out is None and batch:
+            self.unknowns[_VALUES_READ.format(_OP_NAMES.get(func.overloadpacket.__name__, func))] = None
         if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real  # item(), equal(): the real answer
         if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=r.device))
-        for f, r in zip(tensors_in(out), tensors_in(out_real)): self.values[f] = r
+        for f, r in zip(tensors_in(out), tensors_in(out_real)):
+            self.values[f] = r
+            if batch: self.of_batch[f] = True
         return out
 
 def _int_factory(func, args, kwargs)->bool:
