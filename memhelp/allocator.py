@@ -564,9 +564,11 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
           )->AllocReplay:
     "Replay `events` through `CachingAllocatorModel`; stops at the first allocation that would fail"
     a, live, rows, steps, oom, step = CachingAllocatorModel(capacity, conf, outside), {}, [], [], None, 0
-    pa = pr = 0; t0 = time.perf_counter()
+    pa = pr = 0; t0 = said = time.perf_counter()
     st, malloc, free, pop, add = a.stats, a.malloc, a.free, live.pop, rows.append
     for i, (key, n) in enumerate(events):
+        if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
+            said = time.perf_counter(); print(f"replay: event {i:,} of {len(events):,} ({said - t0:.0f} s)", flush=True)
         if key == STEP_END:
             steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = 0; continue
         if key == EMPTY_CACHE: a.empty_cache()
