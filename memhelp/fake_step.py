@@ -861,10 +861,12 @@ def _tail_layout(enc:SentenceEncoder, T:int)->tuple:
     return 0, 0, k, T - (k - 1) * enc.bptt
 
 # %% ../nbs/09_fake_step.ipynb #gr27c2
-def _pads_tail(spec:StepSpec, enc:SentenceEncoder, P:int)->bool:
-    "Does the documents' batch hold padding past its first `P` tokens (a shape-only one: its zeros, if `pad_idx` is 0)"
-    x = tensors_in(spec.batch)[0]
-    return enc.pad_idx == 0 if x.is_meta else bool((x[:, P:] == enc.pad_idx).any())
+def _chunk_rows(spec:StepSpec, enc:SentenceEncoder)->list:
+    "Rows each chunk the step runs takes (`SentenceEncoder`: those not padded at its first token), chunk by chunk"
+    (u, P, k, _), x = _tail_layout(enc, _seq_len(spec)), tensors_in(spec.batch)[0]
+    starts = [P + c * enc.bptt for c in range(k + u)]
+    if x.is_meta: return [0 if enc.pad_idx == 0 else len(x)] * len(starts)  # a shape-only batch's values: zeros
+    return [int((x[:, s] != enc.pad_idx).sum()) for s in starts]
 
 def _grid_refusal(spec:StepSpec)->str|None:
     "Why a chunk-and-token extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
@@ -873,30 +875,36 @@ def _grid_refusal(spec:StepSpec)->str|None:
     u, P, k, r = _tail_layout(enc, T)
     if T - P < _GRID_FROM: return None
     if why := _one_device_only(spec): return why
-    if _pads_tail(spec, enc, P): return "the batch pads where the step runs: each chunk's rows are set by its tokens"
+    if len(set(_chunk_rows(spec, enc)[u:-1])) > 1: return "the batch's padding gives the kept chunks different rows"
     return ''
 
 # %% ../nbs/09_fake_step.ipynb #gr27c3
-def _tail_cut(spec:StepSpec, P:int, L:int)->StepSpec:
-    "`spec` with documents of their first `P` tokens and their last `L`"
+def _tail_cut(spec:StepSpec, P:int, L:int,
+              firsts:dict, # {column of the cut documents: the column whose tokens it takes}: each chunk's first token
+             )->StepSpec:
+    "`spec` with documents of their first `P` tokens and their last `L`, each chunk's first token as in `firsts`"
     T = _seq_len(spec)
     def cut(t):
         if t.ndim < 2 or t.shape[1] != T: return t
         if t.is_meta: return torch.empty((t.shape[0], P + L, *t.shape[2:]), dtype=t.dtype, device='meta')
-        return torch.cat([t[:, :P], t[:, T - L:]], 1)
+        out = torch.cat([t[:, :P], t[:, T - L:]], 1)
+        for c, real in firsts.items(): out[:, c] = t[:, real]  # which rows are padded there: the chunk's rows
+        return out
     return replace(spec, batch=map_tensors(spec.batch, cut), input_shape=(P + L, *spec.input_shape[1:]))
 
 @contextmanager
 def _grid_point(spec:StepSpec, shadow, point:tuple):
     "`spec` cut to the step of `point` (chunks kept, their tokens, the last one's), which `shadow`'s encoder runs"
     (j, t, r), enc = point, _tail_encoder(shadow)
-    u, P, _, _ = _tail_layout(enc, _seq_len(spec))
+    u, P, k, _ = _tail_layout(enc, _seq_len(spec))
+    real = [P + c * enc.bptt for c in range(k + u)]  # where the real step's chunks start: before, kept, the last
+    firsts = {P + c * t: real[0 if c < u else -1 if c == j + u - 1 else u] for c in range(j + u)}
     forward, keep = SentenceEncoder.forward, (enc.bptt, enc.max_len)
     def skipping(input):  # as `sentence_encoder_tail`: the mask of the tokens skipped, alive while the rest runs
         skipped = input[:, :P] == enc.pad_idx if P else None
         return forward(enc, input[:, P:])
     enc.bptt, enc.max_len, enc.forward = t, (j - 1) * t + r, skipping  # on the instance: the tail's patch is passed
-    try: yield _tail_cut(spec, P, (j - 1 + u) * t + r)
+    try: yield _tail_cut(spec, P, (j - 1 + u) * t + r, firsts)
     finally: (enc.bptt, enc.max_len), _ = keep, enc.__dict__.pop('forward')
 
 # %% ../nbs/09_fake_step.ipynb #gr27c4
