@@ -862,11 +862,12 @@ def _tail_layout(enc:SentenceEncoder, T:int)->tuple:
 
 # %% ../nbs/09_fake_step.ipynb #gr27c2
 def _chunk_rows(spec:StepSpec, enc:SentenceEncoder)->list:
-    "Rows each chunk the step runs takes (`SentenceEncoder`: those not padded at its first token), chunk by chunk"
+    "The rows each chunk the step runs takes (`SentenceEncoder`: those not padded at its first token), chunk by chunk"
     (u, P, k, _), x = _tail_layout(enc, _seq_len(spec)), tensors_in(spec.batch)[0]
     starts = [P + c * enc.bptt for c in range(k + u)]
-    if x.is_meta: return [0 if enc.pad_idx == 0 else len(x)] * len(starts)  # a shape-only batch's values: zeros
-    return [int((x[:, s] != enc.pad_idx).sum()) for s in starts]
+    if x.is_meta: return [() if enc.pad_idx == 0 else tuple(range(len(x)))] * len(starts)  # its values: zeros
+    # which rows, not how many: a batch resized to `bs` repeats its rows, and the same rows make the same counts
+    return [tuple((x[:, s] != enc.pad_idx).nonzero().flatten().tolist()) for s in starts]
 
 def _grid_refusal(spec:StepSpec)->str|None:
     "Why a chunk-and-token extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
