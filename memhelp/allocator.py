@@ -561,16 +561,18 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
            capacity:int|None=None, # bytes the allocator may reserve (`device_budget`); None: unlimited
            conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
            outside:int=0, # bytes held outside the allocator, only for the OOM message's totals
+           timeline:bool=True, # keep each event's figures (`AllocReplay.timeline`); False: the steps' only (less memory)
           )->AllocReplay:
     "Replay `events` through `CachingAllocatorModel`; stops at the first allocation that would fail"
     a, live, rows, steps, oom, step = CachingAllocatorModel(capacity, conf, outside), {}, [], [], None, 0
-    pa = pr = 0; t0 = said = time.perf_counter()
-    st, malloc, free, pop, add = a.stats, a.malloc, a.free, live.pop, rows.append
+    if not isinstance(timeline, bool): raise ValueError(f"timeline: must be True or False, got {timeline!r}")
+    pa = pr = 0; t0 = said = time.perf_counter(); add, opened = timeline and rows.append, False
+    st, malloc, free, pop = a.stats, a.malloc, a.free, live.pop
     for i, (key, n) in enumerate(events):
         if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
             said = time.perf_counter(); print(f"replay: event {i:,} of {len(events):,} ({said - t0:.0f} s)", flush=True)
         if key == STEP_END:
-            steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = 0; continue
+            steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
         if key == EMPTY_CACHE: a.empty_cache()
         else:
             old = pop(key, None)
@@ -580,10 +582,11 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
                     oom = dict(event=i, step=step, key=key, nbytes=n, message=str(e)); break
             if old is not None: free(old)
         al, re_ = st['allocated_bytes'], st['reserved_bytes']
-        add((i, step, al, re_))
+        opened = True  # a step with events since the last STEP_END: its row is added at the end
+        if add: add((i, step, al, re_))
         if al > pa: pa = al
         if re_ > pr: pr = re_
-    if oom is not None or (rows and rows[-1][1] == step): steps.append([step, pa, pr, a.allocated, a.reserved])
+    if oom is not None or opened: steps.append([step, pa, pr, a.allocated, a.reserved])
     return AllocReplay(a, rows, steps, oom, time.perf_counter() - t0)
 
 # %% ../nbs/06_allocator.ipynb #5855009d
