@@ -21,7 +21,7 @@ from fastai.text.models.core import SentenceEncoder
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number, check_bool, kernel_scratch_available,
-                          asks_fake_device)
+                          asks_fake_device, round_up)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
@@ -623,6 +623,7 @@ class _LiveCurve:
 
 # %% ../nbs/09_fake_step.ipynb #ls27c2
 _Rep = namedtuple('_Rep', 'body count')  # a block of items repeated `count` times in a row
+_Prog = namedtuple('_Prog', 'body step count')  # a block of ints repeated `count` times, `step` added each round
 _Line = namedtuple('_Line', 'at_first slope')  # a number at the first fitted length, and its change per token
 
 def _repeats(a:np.ndarray, p:int)->np.ndarray:
@@ -631,20 +632,34 @@ def _repeats(a:np.ndarray, p:int)->np.ndarray:
     brk = np.where(same, n, np.arange(n))  # the next position where the block stops repeating
     return (np.minimum.accumulate(brk[::-1])[::-1] - np.arange(n)) // p + 1
 
+def _progressions(a:np.ndarray, p:int)->np.ndarray:
+    "Rounds of `p` items at each position (1: none) whose negative items grow by a step a round, the others the same"
+    n, ok = len(a), np.zeros(len(a), dtype=bool)
+    if n > 2 * p:
+        x, y, z = a[:n - 2 * p], a[p:n - p], a[2 * p:]
+        ok[:n - 2 * p] = (z - y == y - x) & np.where(x < 0, (y < 0) & (z < 0), y == x)
+    brk = np.where(ok, n, np.arange(n))
+    run = np.minimum.accumulate(brk[::-1])[::-1] - np.arange(n)  # positions in a row that carry the progression on
+    return np.where(run >= p, run // p + 2, 1)  # three rounds at least: any two rounds make a progression
+
+# %% ../nbs/09_fake_step.ipynb #ls27c2b
 _MAX_BLOCK = 4096  # longest block looked for: a cost bound (n x 4096 comparisons); a longer one stays unrolled
 
-def _compress(events:list)->tuple:
+def _compress(events:list, refs:bool=False, # progressions too: `_Prog`s of references that grow round by round
+             )->tuple:
     "`events` as items: changes (ints), and `_Rep`s of blocks repeated in a row, themselves compressed"
     a, n = np.asarray(events, dtype=np.int64), len(events)
     best, period = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     for p in range(1, min(n // 2, _MAX_BLOCK) + 1):  # the longest cover at each position, the shortest block on a tie
-        cover = _repeats(a, p) * p
+        cover = (np.maximum(_repeats(a, p), _progressions(a, p)) if refs else _repeats(a, p)) * p
         better = (cover > best) & (cover >= 2 * p)
         best[better], period[better] = cover[better], p
     items, i = [], 0
     while i < n:
         if not best[i]: items.append(events[i]); i += 1; continue
-        p = int(period[i]); items.append(_Rep(_compress(events[i:i + p]), int(best[i]) // p)); i += int(best[i])
+        p, k = int(period[i]), int(best[i]) // int(period[i])
+        body, step = tuple(events[i:i + p]), tuple(b - a for a, b in zip(events[i:i + p], events[i + p:i + 2 * p]))
+        items.append(_Prog(body, step, k) if any(step) else _Rep(_compress(body, refs), k)); i += k * p
     return tuple(items)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c3
@@ -662,6 +677,10 @@ def _fit_items(templates:list):
         elif all(isinstance(x, _Rep) for x in its):
             body, count = _fit_items([x.body for x in its]), _fit_line([x.count for x in its])
             f = None if body is None or count is None or count.slope < 0 else _Rep(body, count)
+        elif all(isinstance(x, _Prog) for x in its) and len({len(x.body) for x in its}) == 1:
+            lines = [_fit_line(v) for v in (*zip(*(x.body for x in its)), *zip(*(x.step for x in its)))]
+            count, k = _fit_line([x.count for x in its]), len(its[0].body)
+            f = None if None in lines or count is None or count.slope < 0 else _Prog(lines[:k], lines[k:], count)
         else: return None
         if f is None: return None
         out.append(f)
@@ -671,11 +690,19 @@ def _fit_items(templates:list):
 def _at_length(fit:list, k:int)->tuple:
     "The template `fit` at `k` tokens past its first length: items as `_compress` makes them"
     val = lambda l: l.at_first + l.slope * k
-    return tuple(_Rep(_at_length(f.body, k), val(f.count)) if isinstance(f, _Rep) else val(f) for f in fit)
+    return tuple(_Rep(_at_length(f.body, k), val(f.count)) if isinstance(f, _Rep) else
+                 _Prog([val(l) for l in f.body], [val(l) for l in f.step], val(f.count)) if isinstance(f, _Prog) else
+                 val(f) for f in fit)
 
 def _expand(items)->list:
     "The changes of `items`, every repeat written out"
-    return [s for it in items for s in (_expand(it.body) * it.count if isinstance(it, _Rep) else (it,))]
+    out = []
+    for it in items:
+        if isinstance(it, _Rep): out += _expand(it.body) * it.count
+        elif isinstance(it, _Prog):  # round r: the body plus r steps
+            out += (np.asarray(it.body, dtype=np.int64) + np.outer(np.arange(it.count), it.step)).ravel().tolist()
+        else: out.append(it)
+    return out
 
 def _summary(items)->tuple:
     "(net change, highest running total) of `items`; a repeated block peaks in its first or its last round"
@@ -689,12 +716,63 @@ def _summary(items)->tuple:
     return level, top
 
 def _items_peak(items)->int:
-    "The highest running total of `items`' changes, from 0"
+    "The highest running total of `items`' changes (no `_Prog`: those are references), from 0"
     return max(0, _summary(items)[1])
 
+# %% ../nbs/09_fake_step.ipynb #ls27c9
+class _KeyedCurve(AllocRecorder):
+    "An `AllocRecorder` that also keeps each new storage's bytes before rounding, and where the tracker reads its peak"
+    def __init__(self): super().__init__(); self.raw, self.marks = [], []
+    def grew(self, key, delta, t=None):
+        resized = key in self.sizes and self.sizes[key] + delta > 0
+        super().grew(key, delta, t); n = self.events[-1][1]
+        self.raw.append(t.untyped_storage().nbytes() if t is not None and not resized else n)
+        if resized and t is None: self.marks.append(len(self.events))  # `_resized` reads the peak at once
+    def op_done(self, func, current):
+        super().op_done(func, current)
+        if not self.marks or self.marks[-1] != len(self.events): self.marks.append(len(self.events))
+
+# %% ../nbs/09_fake_step.ipynb #ls27c10
+_RESIZE = 1 << 52  # a resize's reference: -(_RESIZE + d), below any free's -(1 + d)
+
+def _stack_items(rec:_KeyedCurve)->tuple:
+    "(the state's events, the step as ints): storages' bytes, frees and resizes by stack distance, 0 at each reading"
+    live, out, marks = [k for k, _ in rec.events[:rec.start]], [], set(rec.marks)
+    for i in range(rec.start, len(rec.events)):
+        (k, n), raw = rec.events[i], rec.raw[i]
+        if i in marks: out.append(0)
+        at = next((len(live) - 1 - j for j, x in enumerate(reversed(live)) if x == k), None)  # most frees are recent
+        if at is None:
+            if not n: raise ValueError("the trace frees a storage it never made")
+            live.append(k); out.append(raw)
+        elif n: out += [-_RESIZE - (len(live) - 1 - at), raw]
+        else: del live[at]; out.append(-1 - (len(live) - at))
+    if len(rec.events) in marks: out.append(0)
+    return rec.events[:rec.start], out
+
+# %% ../nbs/09_fake_step.ipynb #ls27c11
+def _unstack(state:list, items, round_to:int)->tuple:
+    "(events, highest tracked bytes above the start at the readings) of `state` and `_stack_items`' `items`"
+    live, sizes, events, level, top = list(range(len(state))), {}, [], 0, 0
+    for i, (_, n) in enumerate(state): sizes[i] = n; events.append((i, n))
+    key, it = len(state), iter(items)
+    for v in it:
+        if v > 0:
+            n = round_up(v, round_to); live.append(key); sizes[key] = n; events.append((key, n)); key += 1; level += n
+        elif v == 0: top = max(top, level)
+        else:
+            d = -1 - v if v > -_RESIZE else -_RESIZE - v
+            if d >= len(live): raise ValueError(f"a reference past the {len(live)} storages alive")
+            if v > -_RESIZE: k = live.pop(len(live) - 1 - d); events.append((k, 0)); level -= sizes.pop(k); continue
+            k, n = live[len(live) - 1 - d], round_up(next(it), round_to)
+            if n != sizes[k]: events.append((k, n)); level += n - sizes[k]; sizes[k] = n
+    return events, top
+
 # %% ../nbs/09_fake_step.ipynb #ls27c5
-_FIRSTS, _CHECK = (8, 9, 10), 16  # fitted on 3 lengths from the first of these (the next if sizes coincide), checked
-_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens, 66 when two windows fail)
+# fitted on 3 lengths from the first of these (the next if sizes coincide), checked at 16: any one length of 8 to 13
+# is outside one window at least (a coincidence at 10 broke 8-10, 9-11 and 10-12: AWD_LSTM, bs 3, CUDA)
+_FIRSTS, _CHECK = (8, 9, 11), 16
+_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens, 54 or 79 when windows fail)
 
 def _seq_len(spec:StepSpec)->int|None:
     "The sequence length: dimension 1 of the batch's first tensor (None if it has none)"
@@ -710,17 +788,19 @@ def _with_length(spec:StepSpec, n:int)->StepSpec:
     return replace(spec, batch=map_tensors(spec.batch, cut), input_shape=(n, *spec.input_shape[1:]))
 
 # %% ../nbs/09_fake_step.ipynb #ls27c6
-def _one_device_only(spec:StepSpec)->str|None:
+def _one_device_only(spec:StepSpec, cuda:bool=False, # the route writes out the allocator's trace: CUDA too
+                    )->str|None:
     "Why no extrapolation over the length plans `spec`, whatever its model (a sentence); None if one can"
     if spec.n_gpus > 1: return "n_gpus > 1: a sharded step is not extrapolated"
     if spec.attribute: return "attribute=True: per-module timelines are not extrapolated"
-    if spec.device.type == 'cuda': return "device='cuda': the allocator's replay needs each storage's events"
+    if spec.device.type == 'cuda' and not cuda:
+        return "device='cuda': the allocator's replay needs each storage's events, which this route does not keep"
 
 def _long_refusal(spec:StepSpec)->str|None:
     "Why a loop extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
     T = _seq_len(spec)
     if T is None or T < _LONG_FROM or not any(isinstance(m, nn.RNNBase) for m in spec.model.modules()): return None
-    if why := _one_device_only(spec): return why
+    if why := _one_device_only(spec, cuda=True): return why
     chunked = [type(m).__name__ for m in spec.model.modules() if isinstance(getattr(m, 'bptt', None), int)]
     if chunked: return f"{chunked[0]} runs the sequence in chunks of bptt tokens, not in one loop per token"
     if any(d != 1 and t.shape[d] == T for t in tensors_in(spec.batch) for d in range(1, t.ndim)):
@@ -733,36 +813,45 @@ def _length_of(spec:StepSpec, shadow, n:int):
     "`spec` with sequences of `n` tokens, for a short step of `shadow`"
     yield _with_length(spec, n)
 
+def _changes(curve, held:int, peak:int, round_to:int)->tuple:
+    "(changes, state) a short step's observer recorded, checked: they add up to the tracker's peak"
+    if isinstance(curve, _KeyedCurve):  # CUDA: the allocator's trace, whose state comes first
+        state, items = _stack_items(curve); top = held + _unstack(state, items, round_to)[1]
+    else: state, items = None, curve.events; top = max(held, _items_peak(items))
+    if top != peak: raise RuntimeError("the changes do not add up to the peak")
+    return items, state
+
 def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                  at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
                  same_pred:bool=False, # the predictions' shapes the same in the first two steps: kept for the rest
                 )->dict:
-    "Add to `runs` {n: (held, changes)} `spec`'s steps at `lengths` (tokens, unless `at` says), each checked; the state"
+    "Add to `runs` {n: (held, changes, state)} `spec`'s steps at `lengths` (tokens, unless `at` says); the state"
     mode, shadow, o = _warm_shadow(spec)
-    preds = []  # the predictions' shapes of the steps so far: a forward each, until two agree
+    preds, dev = [], spec.device.type  # preds: the predictions' shapes of the steps so far, a forward each until two agree
     for n in lengths:
-        known, curve = _KnownValues(), _LiveCurve()
-        with at(spec, shadow, n) as sp, mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log():
+        known, curve = _KnownValues(), _KeyedCurve() if dev == 'cuda' else _LiveCurve()
+        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev), portable_kernels(), _quiet_fake_log():
             with hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp):
-                with _unknowns_noted(shadow, known):
+                with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
                     kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
                     held, peak, _ = _step_peak(shadow, o, sp, known, curve, kept=kept)
-        if max(held, _items_peak(curve.events)) != peak: raise RuntimeError("the changes do not add up to the peak")
-        runs[n] = held, curve.events; unknowns.update(known.unknowns)
+        runs[n] = held, *_changes(curve, held, peak, spec.round_to); unknowns.update(known.unknowns)
     with mode: return model_memory(shadow, o, round_to=spec.round_to)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c8
 def _template(spec:StepSpec)->tuple|str:
-    "(template, its first length, held, state) fitted on short steps of `spec`, checked at `_CHECK`; or why not"
-    runs, unknowns = {}, {}
+    "(template, first length, held, model state, trace's state, notes) from short steps, checked at `_CHECK`; or why not"
+    runs, unknowns, refs = {}, {}, spec.device.type == 'cuda'
     for first in _FIRSTS:
         mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
-        if unknowns: return "a short step read the batch's values or ran what fake tensors cannot follow"
-        if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the length"
-        fit = _fit_items([_compress(runs[n][1]) for n in (first, first + 1, first + 2)])
+        if set(unknowns) - {_CUDNN_RNN}:  # cuDNN's note is the full step's too, at any length
+            return "a short step read the batch's values or ran what fake tensors cannot follow"
+        if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s in runs.values()}) > 1:
+            return "what the model holds at the start changes with the length"
+        fit = _fit_items([_compress(runs[n][1], refs) for n in (first, first + 1, first + 2)])
         if fit is not None and _expand(_at_length(fit, _CHECK - first)) == runs[_CHECK][1]:
-            return fit, first, runs[first][0], mm
+            return fit, first, runs[first][0], mm, runs[first][2], tuple(unknowns)
     return (f"no three steps from {_FIRSTS[0]} to {_FIRSTS[-1] + 2} tokens are repeats and sizes on lines that give "
             f"the step of {_CHECK} tokens exactly")
 
@@ -786,10 +875,15 @@ def _predict_long(spec:StepSpec)->MemPlan:
 
 def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan at `spec`'s length from `_template`'s `t`"
-    (fit, first, held, mm), T = t, _seq_len(spec)
+    (fit, first, held, mm, state, unknowns), T = t, _seq_len(spec)
     how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
-    return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, T - first))), False, how=how)
+    items = _at_length(fit, T - first)
+    if state is None: return _memplan(spec, mm, held, max(held, _items_peak(items)), False, how=how)
+    events, top = _unstack(state, _expand(items), spec.round_to)  # CUDA: each event written out, for the allocator
+    events = _steady_trace(events, len(state))
+    return _memplan(spec, mm, held, held + top, False, how=how + f"; the allocator's trace written out, {len(events):,}"
+                    " events", events=events, reserved=replay(events, timeline=False).reserved_peak, unknowns=unknowns)
 
 # %% ../nbs/09_fake_step.ipynb #ck27c1
 # kept chunks: the fewest extrapolated (the steps below run 12 chunks' worth), the steps fitted, the one checked
@@ -831,7 +925,7 @@ def _chunk_template(spec:StepSpec)->tuple|str:
     runs, unknowns, (a, b), c = {}, {}, _CHUNK_FIT, _CHUNK_CHECK
     # the real batch in every step: what its values set (the encoder's rows without padding) is the full step's too
     mm = _short_steps(spec, (c, a, b), runs, unknowns, at=_keeping)
-    if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks kept"
+    if len({h for h, *_ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks kept"
     fit = _fit_items([_compress_items(_compress(runs[n][1])) for n in (a, b)])
     if fit is None or _expand(_at_length(fit, c - a)) != runs[c][1]:
         return f"the steps keeping {a} and {b} chunks are not repeats and sizes on lines that give the one keeping {c}"
@@ -949,7 +1043,7 @@ def _grid_template(spec:StepSpec)->tuple|str:
         # the first and the checked step differ in all three: predictions the same shape in both are the same in all
         points = [p for p in (fit[0], check, *fit[1:], last) if p is not None and p not in runs]
         mm = _short_steps(spec, points, runs, unknowns, at=_grid_point, same_pred=True)
-        if len({h for h, _ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks"
+        if len({h for h, *_ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks"
         at = _grid_fit({p: _compress_items(_compress(runs[p][1])) for p in (*fit, last) if p}, fit, last)
         got = None if at is None else at(*check)
         if got is not None and _expand(got) == runs[check][1]: return at, runs[fit[0]][0], mm, tuple(unknowns), t0
