@@ -150,7 +150,8 @@ def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if is
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
     "The kernel the CPU, oneDNN off, runs this convolution with: 'slow2d', 'nnpack' (Convolution.cpp's `use_nnpack`)"
-    if x.ndim != 4 or transposed or groups != 1 or any(d != 1 for d in dilation): return None  # not emulated
+    if x.ndim != 4 or transposed or any(d != 1 for d in dilation): return None  # not emulated
+    if groups > 1 and not (x.is_contiguous() and w.is_contiguous()): return None  # grouped channels-last: not emulated
     nnpack = (torch._nnpack_available() and torch._C._get_nnpack_enabled() and x.dtype == torch.float32
               and x.shape[0] >= 16 and max(w.shape[2:]) < 17 and all(p < k for p, k in zip(padding, w.shape[2:])))
     if not nnpack: return 'slow2d'
@@ -162,12 +163,20 @@ def _conv_copies(x, w)->tuple:
     mf = torch.channels_last if cl else torch.contiguous_format
     return mf, sum(_nbytes(t) for t in (x, w) if not t.is_contiguous(memory_format=mf))
 
-def _columns(x, w, stride, padding)->int:
-    "Bytes of `compute_columns2d`'s im2col buffer: batch x (C_in k_h k_w) x (H_out W_out); a view for 1x1"
+def _unfolded(x, w, stride, padding)->int:
+    "Bytes of `x` unfolded (im2col) for `w`: batch x (C_in k_h k_w) x (H_out W_out) values of `x`'s type"
     (kh, kw), (sh, sw), (ph, pw) = w.shape[2:], stride, padding
-    if (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0): return 0
     ho, wo = (x.shape[2] + 2 * ph - kh) // sh + 1, (x.shape[3] + 2 * pw - kw) // sw + 1
     return x.shape[0] * x.shape[1] * kh * kw * ho * wo * x.element_size()
+
+def _columns(x, w, stride, padding)->int:
+    "Bytes of `compute_columns2d`'s im2col buffer: `_unfolded`, or none for a 1x1 of stride 1 unpadded (a view)"
+    return 0 if (*w.shape[2:], *stride, *padding) == (1, 1, 1, 1, 0, 0) else _unfolded(x, w, stride, padding)
+
+def _group_copy(t, G:int)->int:
+    "Bytes of one group's copy of contiguous `t` (Convolution.cpp's `subtensor`: a slice of dimension 1, contiguous)"
+    one = torch.empty(t.shape, device='meta').narrow(1, 0, t.shape[1] // G)  # one sample's slice is contiguous as it is
+    return 0 if one.is_contiguous() else _nbytes(t) // G
 
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex2
@@ -175,27 +184,34 @@ _HALF = (torch.float16, torch.bfloat16)
 
 def _conv_scratch(args, out)->int|None:
     "What `convolution` holds inside at its peak, its output included; None where the CPU runs another kernel"
-    x, w, b, stride, padding, dilation, transposed, _, groups = args[:9]
-    kernel = _cpu_conv(x, w, padding, dilation, transposed, groups)
+    x, w, b, stride, padding, dilation, transposed, _, G = args[:9]
+    kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None: return None
-    if kernel == 'nnpack': return (0 if b is not None else w.shape[0] * 4) + _nbytes(out)  # a zero bias, float32
-    return _conv_copies(x, w)[1] + _columns(x, w, stride, padding) + _nbytes(out)
+    o = _nbytes(out) // G  # one group's output
+    if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
+    else: one = _conv_copies(x, w)[1] + _columns(x, w, stride, padding) // G + o
+    if G == 1: return one
+    return max((G - 1) * o + _group_copy(x, G) + one, 2 * G * o)  # the groups' outputs kept, then `cat` into one
 
 def _conv_backward_scratch(args, out)->int|None:
     "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
-    go, x, w, _, stride, padding, dilation, transposed, _, groups, mask = args[:11]
-    kernel = _cpu_conv(x, w, padding, dilation, transposed, groups)
-    if kernel is None: return None
-    gi, gw, gb = (_nbytes(t) for t in out)
+    go, x, w, _, stride, padding, dilation, transposed, _, G, mask = args[:11]
+    kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
+    if kernel is None or (G > 1 and not go.is_contiguous()): return None
+    gi, gw, gb = (_nbytes(t) // G for t in out)  # one group's gradients
     if kernel == 'nnpack':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
         go_copy = 0 if go.is_contiguous() else _nbytes(go)
-        bias = w.shape[0] * 4 if mask[2] else 0
-        return gi + gw + gb + go_copy + _columns(x, w, stride, padding) // x.shape[0] + bias
-    mf, copies = _conv_copies(x, w)
-    go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
-    bias_sum = (go.numel() + go.shape[1]) * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
-    return copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + _columns(x, w, stride, padding))
-
+        bias = w.shape[0] // G * 4 if mask[2] else 0
+        one = gi + gw + gb + go_copy + _unfolded(x, w, stride, padding) // (x.shape[0] * G) + bias  # 1x1 too
+    else:
+        mf, copies = _conv_copies(x, w)
+        go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
+        bias_sum = (go.numel() + go.shape[1]) // G * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
+        cols = _columns(x, w, stride, padding) // G
+        one = copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + cols)
+    if G == 1: return one
+    kept = gi + gw + gb  # each group's gradients, kept until all are `cat` into one
+    return max((G - 1) * kept + _group_copy(go, G) + _group_copy(x, G) + one, 2 * G * kept)
 
 # %% ../nbs/08_cuda_emulation.ipynb #gm27c1
 _GROUPED_MM = getattr(getattr(torch.ops.aten, '_grouped_mm', None), 'default', None)  # torch 2.8 and later
