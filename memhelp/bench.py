@@ -229,33 +229,37 @@ def seq_case(name:str, # one of `SEQ_MODELS`
              seq_len:int, # tokens per sequence
              bs:int=16, # sequences per batch
              n_gpus:int=1, # FSDP devices (its default units: one per decoder layer) when more than 1
+             device:str='cpu', # the device planned for: 'cuda' adds its kernels and the allocator's replay
             )->dict:
     "CPU seconds and host memory growth of one `predict_memory` of `name` at `seq_len`, in bf16 with Adam"
     check_choice('name', name, SEQ_MODELS); check_int('seq_len', seq_len, lo=1); check_int('bs', bs, lo=1)
-    check_int('n_gpus', n_gpus, lo=1)
+    check_int('n_gpus', n_gpus, lo=1); check_choice('device', device, ('cpu', 'cuda'))
     m, ids = _seq_model(name), torch.empty(bs, seq_len, dtype=torch.long, device='meta')  # a shape-only batch
     labels = torch.empty(bs, dtype=torch.long, device='meta') if name == 'awd_lstm_clas' else ids  # a class each
     batch = ({'input_ids': ids, 'labels': ids},) if name.startswith('llama') else (ids, labels)
     rss, (p, _, cpu) = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, _timed(lambda: predict_memory(
-        m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp'))
+        m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp', device=device))
     grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss  # KiB on Linux
-    return dict(model=name, seq_len=seq_len, bs=bs, n_gpus=n_gpus, peak=p.peak, activations=p.activations,
-                cpu_s=cpu, rss_growth_mb=grew / 1024, how=p.how or 'one full step')
+    return dict(model=name, seq_len=seq_len, bs=bs, n_gpus=n_gpus, device=device, peak=p.peak,
+                activations=p.activations, reserved=p.reserved, cpu_s=cpu, rss_growth_mb=grew / 1024,
+                how=p.how or 'one full step')
 
 # %% ../nbs/90_benchmarks.ipynb #1b849a61
 def _check_seq_args(cases, lengths, timeout, log):
     "A ValueError naming the first bad argument of `seq_scaling`"
-    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) == 3 for c in cases):
-        raise ValueError(f"cases: must be a list of (model, bs, n_gpus), got {cases!r}")
-    for name, bs, n in cases:
+    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) in (3, 4)
+                                                        for c in cases):
+        raise ValueError(f"cases: must be a list of (model, bs, n_gpus) or (model, bs, n_gpus, device), got {cases!r}")
+    for name, bs, n, *dev in cases:
         check_choice('cases', name, SEQ_MODELS); check_int('cases', bs, lo=1); check_int('cases', n, lo=1)
+        if dev: check_choice('cases', dev[0], ('cpu', 'cuda'))
     if not isinstance(lengths, (list, tuple)) or not lengths:
         raise ValueError(f"lengths: must be a list of sequence lengths, got {lengths!r}")
     for s in lengths: check_int('lengths', s, lo=1)
     check_number('timeout', timeout, lo=1, hi=86400)
     if not callable(log): raise ValueError(f"log: must be callable, got {log!r}")
 
-def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus)
+def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus), and the device ('cpu' if not)
                 lengths=(72, 1024), # sequence lengths
                 timeout:float=900, # seconds per case before it is stopped (then recorded as failed)
                 log=print, # called with each row as it is measured
@@ -263,11 +267,12 @@ def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpu
     "`seq_case` for each case and length, each cold, in a fresh Python process of its own"
     _check_seq_args(cases, lengths, timeout, log)  # before any process starts
     rows = []
-    for name, bs, n in cases:
+    for name, bs, n, *dev in cases:
+        dev = dev[0] if dev else 'cpu'
         for s in lengths:
             code = ("import json; from memhelp.bench import seq_case; "
-                    f"print(json.dumps(seq_case({name!r}, {s}, {bs}, {n})))")
-            head = dict(model=name, seq_len=s, bs=bs, n_gpus=n)
+                    f"print(json.dumps(seq_case({name!r}, {s}, {bs}, {n}, {dev!r})))")
+            head = dict(model=name, seq_len=s, bs=bs, n_gpus=n, device=dev)
             try:
                 r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout,
                                    env={**os.environ, 'OMP_NUM_THREADS': '1'})
@@ -613,14 +618,16 @@ def _sweep_lines(rows)->list:
 def _seq_lines(rows)->list:
     "(what, target, measured, met) for `seq_scaling`: each model's CPU seconds and host memory at every length"
     out = []
-    for (m, bs, n), g in _groupby(rows, lambda r: (r['model'], r['bs'], r['n_gpus'])).items():
+    case = lambda r: (r['model'], r['bs'], r['n_gpus'], r.get('device', 'cpu'))  # rows from before devices: the CPU
+    for (m, bs, n, dev), g in _groupby(rows, case).items():
         ok = [r for r in g if 'failed' not in r]
         met = len(ok) == len(g) and all(TARGETS['seq_s'].met(r['cpu_s']) for r in ok) and (
             max(r['rss_growth_mb'] for r in ok) - min(r['rss_growth_mb'] for r in ok) < 64)  # flat: within 64 MB
         cells = [f"{r['seq_len']:,}: {_fmt_s(r['cpu_s'])}, {r['rss_growth_mb']:.0f} MB" if 'failed' not in r
                  else f"{r['seq_len']:,}: failed ({r['failed']})" for r in g]
-        out.append((f"predict_memory, {m}, bs {bs}{f', {n} FSDP devices' if n > 1 else ''}, bf16: CPU time and host "
-                    "memory growth (cold, fresh process) by sequence length",
+        on = ", device='cuda' (its kernels, and the allocator's replay)" if dev == 'cuda' else ''
+        out.append((f"predict_memory, {m}, bs {bs}{f', {n} FSDP devices' if n > 1 else ''}{on}, bf16: CPU time and "
+                    "host memory growth (cold, fresh process) by sequence length",
                     f"{TARGETS['seq_s'].label} each, memory flat", '; '.join(cells), met))
     return out
 
@@ -724,7 +731,8 @@ SETTINGS = {
                                       ('lstm_lm', (72,), 64), ('bert', (128,), 32)]),
                  # the lengths of issue #27's target, 72 to 16k tokens
                  seq=dict(cases=[('lstm_lm', 16, 1), ('awd_lstm', 16, 1), ('awd_lstm_clas', 16, 1), ('llama-1B', 1, 1),
-                                 ('llama-7B', 1, 1), ('llama-1B', 1, 8), ('llama-7B', 1, 8)],
+                                 ('llama-7B', 1, 1), ('llama-1B', 1, 8), ('llama-7B', 1, 8), ('lstm_lm', 16, 1, 'cuda'),
+                                 ('awd_lstm', 16, 1, 'cuda')],
                           lengths=(72, 1024, 4096, 16384)))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
