@@ -149,9 +149,11 @@ def _loss_storage(func, args, out):
 def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
-    "The kernel the CPU, oneDNN off, runs this convolution with: 'slow2d', 'nnpack' (Convolution.cpp's `use_nnpack`)"
-    if x.ndim != 4 or transposed or any(d != 1 for d in dilation): return None  # not emulated
-    if groups > 1 and not (x.is_contiguous() and w.is_contiguous()): return None  # grouped channels-last: not emulated
+    "The kernel the CPU, oneDNN off, runs this convolution with: 'slow2d', 'nnpack' (`use_nnpack`), 'dilated'"
+    if x.ndim != 4 or transposed: return None  # not emulated
+    plain = x.is_contiguous() and w.is_contiguous()  # grouped or dilated in channels-last: not emulated
+    if groups > 1 and not plain: return None
+    if any(d != 1 for d in dilation): return 'dilated' if plain else None  # Convolution.cpp: `slow_conv_dilated2d`
     nnpack = (torch._nnpack_available() and torch._C._get_nnpack_enabled() and x.dtype == torch.float32
               and x.shape[0] >= 16 and max(w.shape[2:]) < 17 and all(p < k for p, k in zip(padding, w.shape[2:])))
     if not nnpack: return 'slow2d'
@@ -163,10 +165,10 @@ def _conv_copies(x, w)->tuple:
     mf = torch.channels_last if cl else torch.contiguous_format
     return mf, sum(_nbytes(t) for t in (x, w) if not t.is_contiguous(memory_format=mf))
 
-def _unfolded(x, w, stride, padding)->int:
+def _unfolded(x, w, stride, padding, dilation=(1, 1))->int:
     "Bytes of `x` unfolded (im2col) for `w`: batch x (C_in k_h k_w) x (H_out W_out) values of `x`'s type"
-    (kh, kw), (sh, sw), (ph, pw) = w.shape[2:], stride, padding
-    ho, wo = (x.shape[2] + 2 * ph - kh) // sh + 1, (x.shape[3] + 2 * pw - kw) // sw + 1
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = w.shape[2:], stride, padding, dilation
+    ho, wo = (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     return x.shape[0] * x.shape[1] * kh * kw * ho * wo * x.element_size()
 
 def _columns(x, w, stride, padding)->int:
@@ -189,6 +191,7 @@ def _conv_scratch(args, out)->int|None:
     if kernel is None: return None
     o = _nbytes(out) // G  # one group's output
     if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
+    elif kernel == 'dilated': one = _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + o  # a sample each
     else: one = _conv_copies(x, w)[1] + _columns(x, w, stride, padding) // G + o
     if G == 1: return one
     return max((G - 1) * o + _group_copy(x, G) + one, 2 * G * o)  # the groups' outputs kept, then `cat` into one
@@ -199,10 +202,10 @@ def _conv_backward_scratch(args, out)->int|None:
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None or (G > 1 and not go.is_contiguous()): return None
     gi, gw, gb = (_nbytes(t) // G for t in out)  # one group's gradients
-    if kernel == 'nnpack':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
+    if kernel != 'slow2d':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
         go_copy = 0 if go.is_contiguous() else _nbytes(go)
-        bias = w.shape[0] // G * 4 if mask[2] else 0
-        one = gi + gw + gb + go_copy + _unfolded(x, w, stride, padding) // (x.shape[0] * G) + bias  # 1x1 too
+        bias = w.shape[0] // G * go.element_size() if mask[2] else 0
+        one = gi + gw + gb + go_copy + _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + bias  # 1x1 too
     else:
         mf, copies = _conv_copies(x, w)
         go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
