@@ -263,12 +263,15 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
     # one dispatch layer for all of them: each layer is a Python call on every operator
+    def __init__(self): super().__init__(); self.unsized = set()  # operators whose scratch could not be sized
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
         out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
         rule = _SCRATCH.get(func)
-        if rule is not None: note_kernel_scratch(rule(args, out))  # after the statistics: the outputs a kernel makes
+        if rule is None: return out
+        n = rule(args, out); note_kernel_scratch(n)  # after the statistics: the outputs a kernel makes
+        if n is None: self.unsized.add(func.overloadpacket.__name__)
         return out
 
 
@@ -290,8 +293,8 @@ def _rng_states_noted():
 def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
-    if device == 'cpu':
-        with _CpuKernels(), _rng_states_noted(): yield
+    if device == 'cpu':  # the CPU's mode is given: its `unsized`, the operators whose scratch it could not size
+        with _CpuKernels() as kernels, _rng_states_noted(): yield kernels
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')

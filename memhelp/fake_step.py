@@ -551,6 +551,12 @@ def _unknowns_noted(model, known:_KnownValues, device:str='cpu'):
     try: yield
     finally: h.remove(); ft.run_fallback_kernel = run
 
+def _unsized_noted(kernels, unknowns:dict):
+    "Add to `unknowns` the CPU kernels (`target_kernels('cpu')`'s) whose own scratch the emulation could not size"
+    for op in sorted(getattr(kernels, 'unsized', ())): unknowns[_UNSIZED.format(op)] = None
+
+_UNSIZED = ("`{}` takes scratch inside its CPU kernel of a size the emulation (08) does not know here (a transposed, "
+            "1d or 3d convolution, one in a layout not measured, a batch norm in eval mode): not counted")
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
               "allocates outside them (a C++/CUDA extension's own buffers) is not")
 # a real GPU runs `nn.LSTM`/`GRU`/`RNN` as one cuDNN kernel (`_cudnn_rnn`, aten/src/ATen/native/cudnn/RNN.cpp) whose
@@ -569,10 +575,10 @@ def _predict_one(spec:StepSpec)->MemPlan:
     rec, known = AllocRecorder() if cuda and not spec.attribute else None, _KnownValues()
     try:
         mode, shadow, o = _warm_shadow(spec)
-        with (mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(), hf_masks_as_run(),
-              sentence_encoder_tail()):
+        with (mode, known, target_kernels(spec.device.type) as kernels, portable_kernels(), _quiet_fake_log(),
+              hf_masks_as_run(), sentence_encoder_tail()):
             with _failures_named(shadow, spec), _unknowns_noted(shadow, known, spec.device.type):
-                held, peak, tr = _step_peak(shadow, o, spec, known, rec)
+                held, peak, tr = _step_peak(shadow, o, spec, known, rec); _unsized_noted(kernels, known.unknowns)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
                     rec = AllocRecorder(); _step_peak(shadow, o, replace(spec, attribute=False), known, rec)
             mm = model_memory(shadow, o, round_to=spec.round_to)
@@ -827,26 +833,27 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                 )->dict:
     "Add to `runs` {n: (held, changes, state)} `spec`'s steps at `lengths` (tokens, unless `at` says); the state"
     mode, shadow, o = _warm_shadow(spec)
-    preds, dev = [], spec.device.type  # preds: the predictions' shapes of the steps so far, a forward each until two agree
+    preds, dev = [], spec.device.type  # preds: the predictions' shapes so far, a forward each until two agree
     for n in lengths:
         known, curve = _KnownValues(), _KeyedCurve() if dev == 'cuda' else _LiveCurve()
-        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev), portable_kernels(), _quiet_fake_log():
-            with hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp):
+        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev) as kernels, portable_kernels():
+            with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp):
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
                     kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
                     held, peak, _ = _step_peak(shadow, o, sp, known, curve, kept=kept)
+                    _unsized_noted(kernels, known.unknowns)
         runs[n] = held, *_changes(curve, held, peak, spec.round_to); unknowns.update(known.unknowns)
     with mode: return model_memory(shadow, o, round_to=spec.round_to)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c8
 def _template(spec:StepSpec)->tuple|str:
-    "(template, first length, held, model state, trace's state, notes) from short steps, checked at `_CHECK`; or why not"
+    "(template, first length, held, state, trace's state, notes) from short steps, checked at `_CHECK`; or why not"
     runs, unknowns, refs = {}, {}, spec.device.type == 'cuda'
     for first in _FIRSTS:
         mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
-        if set(unknowns) - {_CUDNN_RNN}:  # cuDNN's note is the full step's too, at any length
-            return "a short step read the batch's values or ran what fake tensors cannot follow"
+        if notes := sorted(set(unknowns) - {_CUDNN_RNN}):  # cuDNN's note is the full step's too, at any length
+            return f"a short step met what the plan cannot know ({notes[0].split(':')[0]})"
         if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s in runs.values()}) > 1:
             return "what the model holds at the start changes with the length"
         fit = _fit_items([_compress(runs[n][1], refs) for n in (first, first + 1, first + 2)])
@@ -1172,10 +1179,10 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
         with fake_world(spec.n_gpus):
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
-            with (mode, known, target_kernels(spec.device.type), portable_kernels(), _quiet_fake_log(),
+            with (mode, known, target_kernels(spec.device.type) as kernels, portable_kernels(), _quiet_fake_log(),
                   hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, spec),
                   _unknowns_noted(shadow, known, spec.device.type)):
-                parts = _sharded_parts(shadow, spec, known)
+                parts = _sharded_parts(shadow, spec, known); _unsized_noted(kernels, known.unknowns)
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     return replace(_sharded_memplan(spec, parts, measured=False), unknowns=tuple(known.unknowns))
 
@@ -1260,9 +1267,10 @@ def _depth_runs(spec:StepSpec, depths)->dict:
         for d in depths:
             with _first_blocks(stack, d): mode, shadow = _shadow(full)
             known, curves = _KnownValues(), {}
-            with (mode, known, target_kernels('cpu'), portable_kernels(), _quiet_fake_log(), hf_masks_as_run(),
-                  sentence_encoder_tail(), _failures_named(shadow, spec), _unknowns_noted(shadow, known)):
-                runs[d] = _sharded_parts(shadow, spec, known, curves), curves
+            with (mode, known, target_kernels('cpu') as kernels, portable_kernels(), _quiet_fake_log(),
+                  hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, spec),
+                  _unknowns_noted(shadow, known)):
+                runs[d] = _sharded_parts(shadow, spec, known, curves), curves; _unsized_noted(kernels, known.unknowns)
             if known.unknowns: raise ValueError("a step read the batch's values or ran what fake tensors cannot follow")
     return runs
 
