@@ -561,7 +561,7 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
            capacity:int|None=None, # bytes the allocator may reserve (`device_budget`); None: unlimited
            conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
            outside:int=0, # bytes held outside the allocator, only for the OOM message's totals
-           timeline:bool=True, # keep each event's figures (`AllocReplay.timeline`); False: the steps' only (less memory)
+           timeline:bool=True, # keep each event's figures (`AllocReplay.timeline`); False: the steps' (less memory)
           )->AllocReplay:
     "Replay `events` through `CachingAllocatorModel`; stops at the first allocation that would fail"
     a, live, rows, steps, oom, step = CachingAllocatorModel(capacity, conf, outside), {}, [], [], None, 0
