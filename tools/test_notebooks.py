@@ -6,7 +6,9 @@
 
 Each notebook runs in its own process through `nbdev.test.test_nb` (what `nbdev_test` runs: the same skipped
 cells, flags from settings.ini's `tst_flags`, the working directory `nbs/`), so one notebook's state or crash
-cannot reach another. It prints when each notebook starts and completes; then, for each failing notebook, one
+cannot reach another. Those processes are forked by multiprocessing's forkserver, which imports `PRELOAD` (torch,
+fastai, nbdev...) once: a notebook starts with them in `sys.modules`, as a second notebook in a kernel would, and
+its imports take no time (about 5 s a notebook otherwise, measured: a fifth of the whole run on 2 cores). It prints when each notebook starts and completes; then, for each failing notebook, one
 short block (the failing cell's first lines and the end of its traceback; an error already shown for another
 notebook is named, not repeated); then every notebook's time, slowest first; then `N passed, M failed`.
 Exit status 1 if any notebook failed.
@@ -19,7 +21,7 @@ Why not `nbdev_test` itself: it prints each failure's whole traceback as it happ
 `--timing` table when a notebook fails, so a failing run ends in pages of tracebacks and no times.
 """
 from __future__ import annotations
-import argparse, contextlib, io, json, os, re, subprocess, sys, tempfile, threading, time
+import argparse, contextlib, io, json, multiprocessing as mp, os, re, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,6 +31,11 @@ _ansi = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 TIMES = ROOT/'bench_out'/'notebook_times.json'  # {flags: {notebook name: seconds}} of the last runs here
 # the order on a clone with no TIMES (the others: 0): seconds of a whole run on 2 quiet cores, 2 workers, measured
 # by hand on 2026-12-02 (the next longest took 17 s); only their order matters here
+# what every notebook's process finds imported (the forkserver imports them once, with nothing run: no threads to
+# fork). Not transformers: 07_step tests what happens without it. A module that fails to import is skipped silently
+PRELOAD = ['torch', 'torchvision', 'numpy', 'pandas', 'matplotlib.pyplot', 'PIL.Image', 'fastai.vision.all',
+           'fastai.text.all', 'fastai.tabular.all', 'fastai.callback.all', 'nbdev.test', 'execnb.shell',
+           'memhelp.planner', 'memhelp.explorer']
 LONGEST = {'20_planner.ipynb': 102, '21_distributed.ipynb': 97, '09_fake_step.ipynb': 58, '12_batching.ipynb': 39,
            '90_benchmarks.ipynb': 32, 'index.ipynb': 24}
 
@@ -61,8 +68,11 @@ def notebooks(paths: list[str]) -> list[Path]:
         out += [f.absolute() for f in nbglob(p, as_path=True) if not (f.parent/'.notest').exists()]
     return sorted(dict.fromkeys(out))
 
-def run_one(nb: Path, flags: str, out: Path):
+def run_one(nb: Path, flags: str, out: Path, log: Path|None=None):
     "In a child process: test `nb` with nbdev's `test_nb`; write ok, seconds, failing cell and traceback to `out`"
+    if log is not None:  # what the process prints outside the notebook's cells (kept for a crash's report)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC); os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
+    mp.set_start_method(None, force=True)  # the platform's default again, as in a fresh process (not the forkserver)
     from nbdev.config import get_config
     from nbdev.test import test_nb
     cfg = get_config()
@@ -82,17 +92,20 @@ def cell_head(nb: Path, n: int | None) -> list[str]:
     lines = (''.join(src) if isinstance(src, list) else src).splitlines()
     return lines[:CELL_LINES] + ([f'... ({len(lines) - CELL_LINES} more lines)'] if len(lines) > CELL_LINES else [])
 
+_CTX = mp.get_context('forkserver')
+
 def test(nb: Path, flags: str, timeout: float) -> dict:
-    "Test `nb` in a fresh Python process; the result as `run_one` wrote it (a crash or timeout is a failure too)"
+    "Test `nb` in a process of its own (forked with `PRELOAD` imported); `run_one`'s result (a crash or timeout fails)"
     with tempfile.TemporaryDirectory() as d:
-        res, t0 = Path(d)/'result.json', time.time()
-        cmd = [sys.executable, __file__, '--one', str(nb), str(res), '--flags', flags]
-        try: p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
+        res, log, t0 = Path(d)/'result.json', Path(d)/'output.txt', time.time()
+        p = _CTX.Process(target=run_one, args=(nb, flags, res, log)); p.start(); p.join(timeout)
+        if p.is_alive():
+            p.kill(); p.join()
             return dict(ok=False, secs=time.time() - t0, cell=None, tb=f'timed out after {timeout:.0f} s (--timeout)\n')
         if res.exists(): return json.loads(res.read_text())
+        out = log.read_text(errors='replace') if log.exists() else ''
         return dict(ok=False, secs=time.time() - t0, cell=None,
-                    tb=f'the test process ended with exit status {p.returncode} and no result:\n{p.stdout}{p.stderr}')
+                    tb=f'the test process ended with exit status {p.exitcode} and no result:\n{out}')
 
 def failure_block(nb: Path, r: dict, seen: dict) -> str:
     "A failed notebook's block: the cell's head and the traceback's end, or the notebook that had the same error"
@@ -113,15 +126,15 @@ def main(argv=None) -> int:
     ap.add_argument('--flags', default='', help="test flags to run that are skipped otherwise: 'slow', 'slow gpu'")
     ap.add_argument('--n_workers', type=int, default=2, help='notebooks tested at once (default 2)')
     ap.add_argument('--timeout', type=float, default=1800, help='seconds a notebook may take (default 1800)')
-    ap.add_argument('--one', nargs=2, metavar=('NB', 'RESULT'), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if a.one: run_one(Path(a.one[0]), a.flags, Path(a.one[1])); return 0
     if a.n_workers < 1: ap.error(f'--n_workers must be at least 1, got {a.n_workers}')
     nbs = notebooks(a.paths)
     if not nbs: print('No files were eligible for testing'); return 1
     # notebooks run side by side share the cores: more threads each than cores / workers only make them wait
     os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // a.n_workers)))
     os.environ.setdefault('MPLBACKEND', 'Agg')
+    os.chdir(ROOT)  # the forkserver's and so every test's working directory, as before (`run_one` moves to nbs/)
+    _CTX.set_forkserver_preload(PRELOAD)
     print(f"testing {len(nbs)} notebook(s), {min(a.n_workers, len(nbs))} at a time, "
           f"{os.environ['OMP_NUM_THREADS']} thread(s) each"
           + (f", flags: {a.flags}" if a.flags else ''), flush=True)
