@@ -310,6 +310,7 @@ def free(self:CachingAllocatorModel, b):
     self.active_blocks.discard(b)
     n = bytes_ = 0
     for other in (b.prev, b.next):
+        if other is None or other.allocated: continue  # the common case, without a call
         got = self._merge(b, other)
         if got: n -= 1; bytes_ -= got
     if b.is_split(): n += 1; bytes_ += b.size
@@ -557,7 +558,7 @@ class AllocReplay:
                 f"steps={len(self.steps)}, fits={self.fits})")
 
 # %% ../nbs/06_allocator.ipynb #83051d41
-def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` markers (see above)
+def replay(events, # a trace: (key, nbytes) pairs in order (a list or any iterable), `STEP_END` / `EMPTY_CACHE` marks
            capacity:int|None=None, # bytes the allocator may reserve (`device_budget`); None: unlimited
            conf:AllocConf|str|None=None, # `PYTORCH_CUDA_ALLOC_CONF` settings
            outside:int=0, # bytes held outside the allocator, only for the OOM message's totals
@@ -568,9 +569,10 @@ def replay(events, # a trace: [(key, nbytes)], with `STEP_END` / `EMPTY_CACHE` m
     if not isinstance(timeline, bool): raise ValueError(f"timeline: must be True or False, got {timeline!r}")
     pa = pr = 0; t0 = said = time.perf_counter(); add, opened = timeline and rows.append, False
     st, malloc, free, pop = a.stats, a.malloc, a.free, live.pop
+    of = f" of {len(events):,}" if isinstance(events, (list, tuple)) else ''  # one written out as it is read: not known
     for i, (key, n) in enumerate(events):
         if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
-            said = time.perf_counter(); print(f"replay: event {i:,} of {len(events):,} ({said - t0:.0f} s)", flush=True)
+            said = time.perf_counter(); print(f"replay: event {i:,}{of} ({said - t0:.0f} s)", flush=True)
         if key == STEP_END:
             steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
         if key == EMPTY_CACHE: a.empty_cache()
@@ -740,4 +742,5 @@ def replay_on(events, # a trace, as for `replay`
     "`replay` on a named card: what the process holds outside the allocator taken off, cuBLAS workspaces first"
     _check_workspaces(workspaces)
     ws = [(('<cuBLAS workspace>', i), cublas_workspace_bytes(gpu)) for i in range(workspaces)]
-    return replay(ws + list(events), device_budget(gpu), conf, sum(outside_allocator(gpu).values()))
+    events = ws + (events if isinstance(events, list) or hasattr(type(events), '__radd__') else list(events))
+    return replay(events, device_budget(gpu), conf, sum(outside_allocator(gpu).values()))

@@ -710,6 +710,18 @@ def _expand(items)->list:
         else: out.append(it)
     return out
 
+def _iter_expand(items):
+    "`_expand(items)` one change at a time: a long step's changes are never all in memory"
+    for it in items:
+        if isinstance(it, _Rep):
+            body = it.body if all(isinstance(x, int) for x in it.body) else None  # plain changes: no generator a round
+            for _ in range(it.count): yield from (body if body is not None else _iter_expand(it.body))
+        elif isinstance(it, _Prog):  # round r: the body plus r steps, 256 rounds at a time (numpy: a third quicker)
+            body, step = np.asarray(it.body, dtype=np.int64), np.asarray(it.step, dtype=np.int64)
+            for r in range(0, it.count, 256):
+                yield from (body + np.outer(np.arange(r, min(r + 256, it.count)), step)).ravel().tolist()
+        else: yield it
+
 def _summary(items)->tuple:
     "(net change, highest running total) of `items`; a repeated block peaks in its first or its last round"
     level, top = 0, -math.inf
@@ -757,22 +769,72 @@ def _stack_items(rec:_KeyedCurve)->tuple:
     return rec.events[:rec.start], out
 
 # %% ../nbs/09_fake_step.ipynb #ls27c11
-def _unstack(state:list, items, round_to:int)->tuple:
-    "(events, highest tracked bytes above the start at the readings) of `state` and `_stack_items`' `items`"
-    live, sizes, events, level, top = list(range(len(state))), {}, [], 0, 0
-    for i, (_, n) in enumerate(state): sizes[i] = n; events.append((i, n))
+def _unstacked(state:list, items, round_to:int, end:dict):
+    "`state`'s and `_stack_items`' `items`' events one at a time; then `end` has the top, what is alive, what was freed"
+    live, sizes, level, top, freed = list(range(len(state))), {}, 0, 0, []
+    r = round_up(1, round_to)  # checked once: `round_up`'s own check would cost a third of a long trace's writing
+    for i, (_, n) in enumerate(state): sizes[i] = n; yield i, n
     key, it = len(state), iter(items)
     for v in it:
         if v > 0:
-            n = round_up(v, round_to); live.append(key); sizes[key] = n; events.append((key, n)); key += 1; level += n
+            n = -(-v // r) * r; live.append(key); sizes[key] = n; yield key, n; key += 1; level += n
         elif v == 0: top = max(top, level)
         else:
             d = -1 - v if v > -_RESIZE else -_RESIZE - v
             if d >= len(live): raise ValueError(f"a reference past the {len(live)} storages alive")
-            if v > -_RESIZE: k = live.pop(len(live) - 1 - d); events.append((k, 0)); level -= sizes.pop(k); continue
-            k, n = live[len(live) - 1 - d], round_up(next(it), round_to)
-            if n != sizes[k]: events.append((k, n)); level += n - sizes[k]; sizes[k] = n
-    return events, top
+            if v > -_RESIZE:
+                k = live.pop(len(live) - 1 - d); yield k, 0; level -= sizes.pop(k)
+                if k < len(state): freed.append(k)
+                continue
+            k, n = live[len(live) - 1 - d], -(-next(it) // r) * r
+            if n != sizes[k]: yield k, n; level += n - sizes[k]; sizes[k] = n
+    end.update(top=top, live=live, sizes=sizes, made=key - len(state), freed=freed)
+
+def _unstack(state:list, items, round_to:int)->tuple:
+    "(events, highest tracked bytes above the start at the readings) of `state` and `_stack_items`' `items`"
+    end = {}; events = list(_unstacked(state, items, round_to, end))
+    return events, end['top']
+
+# %% ../nbs/09_fake_step.ipynb #ls27c13
+class _WrittenTrace:
+    "A step's two-step allocator trace from its template (`_unstacked` items), written out each time it is read"
+    def __init__(self, state:list, items:tuple, round_to:int, head:list=()):
+        self.state, self.items, self.round_to, self.head = state, items, round_to, list(head)
+        self._len = self._top = None  # known once read through
+    def _step(self, end:dict): return _unstacked(self.state, _iter_expand(self.items), self.round_to, end)
+    def __iter__(self):
+        yield from self.head
+        end, S, n = {}, len(self.state), len(self.head) + 2
+        for ev in self._step(end): n += 1; yield ev
+        yield STEP_END, 0
+        # step 2: what step 1 made and left alive stands in for the storages of the state that step 1 freed
+        left = [k for k in end['live'] if k >= S]
+        alive, sizes, freed = {i: m for i, (_, m) in enumerate(self.state)}, end['sizes'], end['freed']
+        same = sorted(alive[k] for k in freed) == sorted(sizes[k] for k in left)
+        by_size = {}
+        for k in sorted(left, key=lambda k: sizes[k]): by_size.setdefault(sizes[k], []).append(k)
+        swap = {k: by_size[alive[k]].pop() for k in sorted(freed, key=lambda k: alive[k])} if same else {}
+        drop, off, it = set() if same else set(freed), end['made'], self._step({})
+        for _ in range(S): next(it)  # the state: alive already
+        for k, m in it:  # step 1's storages made anew (keys moved past step 1's); unmatched: both stay (errs high)
+            if k >= S: k += off
+            elif k in drop: continue
+            else: k = swap.get(k, k)
+            n += 1; yield k, m
+        yield STEP_END, 0
+        self._len, self._top = n, end['top']
+    def __len__(self):
+        if self._len is None: all(True for _ in self)  # one pass counts it
+        return self._len
+    @property
+    def top(self)->int:
+        "Highest tracked bytes above the start at the step's readings"
+        if self._top is None: len(self)
+        return self._top
+    def __getitem__(self, i): return list(self)[i]  # written out whole: for short traces (`_halves`)
+    def index(self, ev)->int: return next(i for i, e in enumerate(self) if e == ev)
+    def __radd__(self, other:list):  # `[workspaces] + trace`, as `on_card` writes it: still written out when read
+        return _WrittenTrace(self.state, self.items, self.round_to, list(other) + self.head)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c5
 # fitted on 3 lengths from the first of these (the next if sizes coincide), checked at 16: any one length of 8 to 13
@@ -887,10 +949,10 @@ def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
            f" checked exactly at {_CHECK}")
     items = _at_length(fit, T - first)
     if state is None: return _memplan(spec, mm, held, max(held, _items_peak(items)), False, how=how)
-    events, top = _unstack(state, _expand(items), spec.round_to)  # CUDA: each event written out, for the allocator
-    events = _steady_trace(events, len(state))
-    return _memplan(spec, mm, held, held + top, False, how=how + f"; the allocator's trace written out, {len(events):,}"
-                    " events", events=events, reserved=replay(events, timeline=False).reserved_peak, unknowns=unknowns)
+    events = _WrittenTrace(state, items, spec.round_to)  # CUDA: each event written out, for the allocator, when read
+    reserved = replay(events, timeline=False).reserved_peak
+    return _memplan(spec, mm, held, held + events.top, False, how=how + f"; the allocator's trace written out, "
+                    f"{len(events):,} events", events=events, reserved=reserved, unknowns=unknowns)
 
 # %% ../nbs/09_fake_step.ipynb #ck27c1
 # kept chunks: the fewest extrapolated (the steps below run 12 chunks' worth), the steps fitted, the one checked
