@@ -57,7 +57,7 @@ class Target:
 
 TARGETS = dict(overhead_cpu=Target(1.3, '×'), overhead_cuda=Target(1.02, '×'), attribution=Target(1.1, '×'),
                predict_s=Target(5, 's'), growth=Target(1.25, '×'), error=Target(0.05, '%'),
-               test_run=Target(600, 'min'), replay_share=Target(0.1, '%'), seq_s=Target(10, 's'))
+               test_run=Target(300, 'min'), replay_share=Target(0.1, '%'), seq_s=Target(10, 's'))
 
 # %% ../nbs/90_benchmarks.ipynb #db06dd8f
 def _fast_dls(x, y, bs, device='cpu')->DataLoaders:
