@@ -92,7 +92,7 @@ def cell_head(nb: Path, n: int | None) -> list[str]:
     lines = (''.join(src) if isinstance(src, list) else src).splitlines()
     return lines[:CELL_LINES] + ([f'... ({len(lines) - CELL_LINES} more lines)'] if len(lines) > CELL_LINES else [])
 
-_CTX = mp.get_context('forkserver')
+_CTX = mp.get_context('forkserver' if 'forkserver' in mp.get_all_start_methods() else 'spawn')  # Windows: spawn
 
 def test(nb: Path, flags: str, timeout: float) -> dict:
     "Test `nb` in a process of its own (forked with `PRELOAD` imported); `run_one`'s result (a crash or timeout fails)"
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // a.n_workers)))
     os.environ.setdefault('MPLBACKEND', 'Agg')
     os.chdir(ROOT)  # the forkserver's and so every test's working directory, as before (`run_one` moves to nbs/)
-    _CTX.set_forkserver_preload(PRELOAD)
+    if _CTX.get_start_method() == 'forkserver': _CTX.set_forkserver_preload(PRELOAD)
     print(f"testing {len(nbs)} notebook(s), {min(a.n_workers, len(nbs))} at a time, "
           f"{os.environ['OMP_NUM_THREADS']} thread(s) each"
           + (f", flags: {a.flags}" if a.flags else ''), flush=True)
