@@ -7,7 +7,6 @@ from __future__ import annotations
 import os, sys, socket, time, queue, pickle, traceback, contextlib, faulthandler, signal, tempfile
 from typing import NamedTuple
 from unittest import mock
-from multiprocessing.reduction import ForkingPickler
 import torch, torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -169,7 +168,9 @@ def _rank_main(rank, world, port, fn, args, q):
         with mock.patch.object(dist.distributed_c10d, 'ProcessGroupGloo', _one_worker_gloo):  # `held_collectives`
             dist.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
         joined = True
-        out = bytes(ForkingPickler.dumps(fn(*args)))  # pickled here: a result that cannot go is this rank's error
+        # pickled here (a result that cannot go is this rank's error), by value: a tensor sent through shared memory
+        # is fetched from its sender's process, which may have left by then (ConnectionResetError, seen once in CI)
+        out = pickle.dumps(fn(*args))
         q.put(_Report(rank, time.time(), True, value=out))
     except BaseException as e: q.put(_failure(rank, e))
     finally:
