@@ -391,6 +391,13 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     return held, tr.peak - int(state), tr
 
 # %% ../nbs/09_fake_step.ipynb #v3rd1c02
+def _stand_ins(alive:dict, freed:list, left:list, sizes:dict)->dict|None:
+    "{storage of the state step 1 freed: one step 1 made and left alive, of its size}, for step 2; None: sizes differ"
+    if sorted(alive[k] for k in freed) != sorted(sizes[k] for k in left): return None
+    by_size = {}
+    for k in sorted(left, key=lambda k: sizes[k]): by_size.setdefault(sizes[k], []).append(k)
+    return {k: by_size[alive[k]].pop() for k in sorted(freed, key=lambda k: alive[k])}
+
 def _steady_trace(events:list, start:int)->list:
     "Two steps from the trace of one: `events[:start]` is the state alive before it, the rest is the step"
     alive = {}
@@ -404,12 +411,9 @@ def _steady_trace(events:list, start:int)->list:
             if name in alive: freed.append(name)
         out.append((name, n))
     left = [k for k, name in names.items() if name not in alive]  # step 1's storages alive at its end (raw keys)
-    sizes = {k: n for k, n in events[start:]}
-    same = sorted(alive[k] for k in freed) == sorted(sizes[k] for k in left)
-    by_size = {}
-    for k in sorted(left, key=lambda k: sizes[k]): by_size.setdefault(sizes[k], []).append(k)
-    swap = {k: by_size[alive[k]].pop() for k in sorted(freed, key=lambda k: alive[k])} if same else {}
-    out = [(swap.get(k, k), n) for k, n in out if k not in freed or same]  # unmatched: both stay (errs high)
+    swap = _stand_ins(alive, freed, left, {k: n for k, n in events[start:]})
+    if swap is None: out = [(k, n) for k, n in out if k not in freed]  # unmatched: both stay (errs high)
+    else: out = [(swap.get(k, k), n) for k, n in out]
     return list(events) + [(STEP_END, 0)] + out + [(STEP_END, 0)]
 
 # %% ../nbs/09_fake_step.ipynb #243598da
@@ -809,12 +813,8 @@ class _WrittenTrace:
         yield STEP_END, 0
         # step 2: what step 1 made and left alive stands in for the storages of the state that step 1 freed
         left = [k for k in end['live'] if k >= S]
-        alive, sizes, freed = {i: m for i, (_, m) in enumerate(self.state)}, end['sizes'], end['freed']
-        same = sorted(alive[k] for k in freed) == sorted(sizes[k] for k in left)
-        by_size = {}
-        for k in sorted(left, key=lambda k: sizes[k]): by_size.setdefault(sizes[k], []).append(k)
-        swap = {k: by_size[alive[k]].pop() for k in sorted(freed, key=lambda k: alive[k])} if same else {}
-        drop, off, it = set() if same else set(freed), end['made'], self._step({})
+        swap = _stand_ins({i: m for i, (_, m) in enumerate(self.state)}, end['freed'], left, end['sizes'])
+        drop, swap, off, it = set(end['freed']) if swap is None else set(), swap or {}, end['made'], self._step({})
         for _ in range(S): next(it)  # the state: alive already
         for k, m in it:  # step 1's storages made anew (keys moved past step 1's); unmatched: both stay (errs high)
             if k >= S: k += off
