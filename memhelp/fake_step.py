@@ -720,7 +720,8 @@ def _iter_expand(items):
         if isinstance(it, _Rep):
             body = it.body if all(isinstance(x, int) for x in it.body) else None  # plain changes: no generator a round
             for _ in range(it.count): yield from (body if body is not None else _iter_expand(it.body))
-        elif isinstance(it, _Prog):  # round r: the body plus r steps, 256 rounds at a time (numpy: a third quicker)
+        elif isinstance(it, _Prog):  # round r: the body plus r steps, 256 rounds at a time with numpy (a generator per
+            # item took 6.7 s for lstm_lm at 4,096 tokens on CUDA, numpy 5.1 s: measured once each, on a noisy machine)
             body, step = np.asarray(it.body, dtype=np.int64), np.asarray(it.step, dtype=np.int64)
             for r in range(0, it.count, 256):
                 yield from (body + np.outer(np.arange(r, min(r + 256, it.count)), step)).ravel().tolist()
