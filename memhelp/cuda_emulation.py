@@ -15,7 +15,7 @@ from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['autocast_for', 'target_kernels']
+__all__ = ['cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -64,9 +64,13 @@ def _amp_kernel(op, policy, low, cache):
     return kernel
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0004
+_AMP_KERNELS = []  # the low dtype of the CUDA autocast kernels `cuda_amp_kernels` has in place now, if any
+
 @contextmanager
-def _cuda_autocast(low):
-    "Autocast to `low` with CUDA's op lists, on CPU tensors: the CPU's autocast with `_CUDA_AMP`'s kernels in its place"
+def cuda_amp_kernels(low:torch.dtype, # autocast's low precision: torch.bfloat16 or torch.float16
+                    ):
+    "CUDA's autocast op lists in the CPU's place while this lasts: a forward, and a checkpointed one's recompute"
+    if _AMP_KERNELS and _AMP_KERNELS[-1] == low: yield; return  # in place already: the outer one takes them back
     lib, cache = torch.library.Library('aten', 'IMPL'), WeakIdKeyDictionary()
     with warnings.catch_warnings():
         warnings.filterwarnings('ignore', message='.*previously registered')
@@ -78,11 +82,20 @@ def _cuda_autocast(low):
                     op = getattr(packet, ov)
                     try: lib.impl(op, _amp_kernel(op, policy, low, cache), 'AutocastCPU')
                     except RuntimeError: continue  # an overload only Python knows (einsum.sublist)
-    try:
-        with torch.autocast('cpu', dtype=low): yield
+    # autocast's outermost exit empties its cast cache (torch/amp/autocast_mode.py, `torch.clear_autocast_cache()`
+    # after `autocast_decrement_nesting() == 0`): the kernels' own cache goes then too, forward or recompute alike
+    clear = torch.clear_autocast_cache
+    def clearing(): cache.clear(); clear()
+    torch.clear_autocast_cache = clearing; _AMP_KERNELS.append(low)
+    try: yield
     finally:
-        cache.clear()  # casts saved for backward live on there; the others go, as when autocast's own cache is cleared
+        torch.clear_autocast_cache = clear; _AMP_KERNELS.pop(); cache.clear()
         lib._destroy()  # torch.library has no public call that takes the kernels back
+
+@contextmanager
+def _cuda_autocast(low):
+    "Autocast to `low` with CUDA's op lists, on CPU tensors: the CPU's autocast with `_CUDA_AMP`'s kernels in its place"
+    with cuda_amp_kernels(low), torch.autocast('cpu', dtype=low): yield
 
 # %% ../nbs/08_cuda_emulation.ipynb #9da29b8c
 def autocast_for(device_type:str, # whose autocast op lists to use: 'cpu' or 'cuda'
@@ -94,6 +107,15 @@ def autocast_for(device_type:str, # whose autocast op lists to use: 'cpu' or 'cu
     if dtype is None: return nullcontext()
     if device_type == 'cuda' and tensor_device == 'cpu': return _cuda_autocast(dtype)
     return torch.autocast(device_type, dtype)
+
+def amp_kernels_for(device_type:str, # as for `autocast_for`
+                    precision:str, # as for `autocast_for`
+                    tensor_device:str=None, # as for `autocast_for`
+                   ):
+    "CUDA's autocast lists kept in place around a whole step (backward's recompute too) where `autocast_for` emulates"
+    dtype = PRECISIONS[precision]
+    if dtype is None or device_type != 'cuda' or tensor_device != 'cpu': return nullcontext()
+    return cuda_amp_kernels(dtype)
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0005
 def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
