@@ -27,7 +27,8 @@ from .allocator import MIN_BLOCK
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
-           'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'hf_checkpointing', 'StepSpec', 'step_spec']
+           'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'hf_checkpointing', 'model_fingerprint',
+           'forget_cast_copies', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -356,8 +357,24 @@ def _model_named(model, checkpoint)->tuple:
         raise ValueError(f"checkpoint: at most {most} (the layers of {name}'s longest part), got {checkpoint}")
     return name, model
 
+# %% ../nbs/07_step.ipynb #fp07c1
+_SCALARS = (int, float, bool, str, type(None))
+
+def model_fingerprint(model:nn.Module, # the model a planner's copy was made of
+                     )->tuple:
+    "What a copy of `model` must still match: each module's class, forward, hooks and settings; each tensor's shape"
+    mods = tuple((n, type(m), type(vars(m).get('forward')), len(m._forward_hooks), len(m._forward_pre_hooks),
+                  tuple((k, v) for k, v in vars(m).items() if type(v) in _SCALARS and k != 'training'))
+                 for n, m in model.named_modules())
+    ts = tuple((n, tuple(t.shape), t.dtype, t.requires_grad, t.device.type)
+               for n, t in (*model.named_parameters(), *model.named_buffers()))
+    return mods, ts, hf_checkpointing(model)
+
 # %% ../nbs/07_step.ipynb #8ccbfd70
 _cast_copies = weakref.WeakKeyDictionary()  # model -> (its state when copied, its cast copy on the meta device)
+def forget_cast_copies():
+    "Forget the pure-bf16 copies `step_spec` keeps of models: the next spec copies its model again"
+    _cast_copies.clear()
 
 def _meta_cast(model, dtype):
     "A copy of `model` on the meta device, floating-point parameters and buffers in `dtype`: shapes, no data"
@@ -372,9 +389,9 @@ def _cast_step(model, batch, precision, real:bool)->tuple:
     if dtype is None: return model, batch
     batch = map_tensors(batch, lambda t: t.to(dtype) if t.is_floating_point() else t)
     if real: return copy.deepcopy(model).to(dtype), batch  # a real step needs the weights' values
-    # a prediction needs shapes only: a meta copy, kept while the model lives (it is stale once the model is
-    # unfrozen, frozen or checkpointed by Hugging Face); a real model is never copied with its data
-    now = (dtype, hf_checkpointing(model), tuple(p.requires_grad for p in model.parameters()))
+    # a prediction needs shapes only: a meta copy, kept while the model lives and is as it was (`model_fingerprint`);
+    # a real model is never copied with its data
+    now = (dtype, model_fingerprint(model))
     hit = _cast_copies.get(model)
     if hit is None or hit[0] != now: _cast_copies[model] = hit = (now, _meta_cast(model, dtype))
     return hit[1], batch
