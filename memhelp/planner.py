@@ -42,10 +42,15 @@ _all_ = ['map_tensors', 'fastai_step', 'train_step', 'get_model', 'MemPlan', 'cl
          'checkpoint_parts', 'predict_memory', 'measure_memory']
 
 # %% ../nbs/20_planner.ipynb #9c64ddab
-def _learner_precision(learn)->str:
-    "The precision `learn`'s callbacks set: fastai's `MixedPrecision` or an `AutocastPrecision`, else 'fp32'"
+def _learner_precision(learn, device='cpu')->str:
+    "The precision `learn`'s callbacks set on `device`: fastai's `MixedPrecision` (CUDA only) or `AutocastPrecision`"
     for cb in learn.cbs:
-        if isinstance(cb, MixedPrecision): return 'bf16' if AMPMode(cb.amp_mode) == AMPMode.BF16 else 'fp16'
+        if isinstance(cb, MixedPrecision):
+            if str(device).startswith('cuda'): return 'bf16' if AMPMode(cb.amp_mode) == AMPMode.BF16 else 'fp16'
+            # fastai 2.8.7's callback/fp16.py: `autocast('cuda', ...)` whatever the device: a CPU step runs in fp32
+            warnings.warn("MixedPrecision (to_fp16, to_bf16) autocasts on CUDA only: on the CPU this learner trains "
+                          "in fp32, which is what is planned; pass device='cuda' to plan its step on a GPU")
+            return 'fp32'
         if isinstance(cb, AutocastPrecision): return {torch.bfloat16: 'bf16', torch.float16: 'fp16'}[cb.dtype]
     return 'fp32'
 
@@ -236,7 +241,7 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     if n_steps and 'batch' not in kw and str(kw.get('device', 'cpu')).startswith('cuda') and kw.get('n_gpus', 1) == 1:
         bs = loader_batches(learn.dls.train, n_steps)  # CUDA: the loader's steps, replayed, when their shapes vary
         if len({tuple(tuple(t.shape) for t in tensors_in(b)) for b in bs}) > 1: kw['batches'] = bs
-    if 'precision' not in kw: kw['precision'] = _learner_precision(learn)
+    if 'precision' not in kw: kw['precision'] = _learner_precision(learn, kw.get('device', 'cpu'))
     if 'batch' not in kw: kw['batch'] = largest_batch(learn.dls.train)
     if 'bs' not in kw: kw['bs'] = learn.dls.train.bs
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
