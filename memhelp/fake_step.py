@@ -26,8 +26,8 @@ from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS, sentence_encoder_tail,
-                          repeated_blocks, layer_structure)
-from .cuda_emulation import autocast_for, target_kernels
+                          repeated_blocks, layer_structure, model_fingerprint, forget_cast_copies)
+from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -85,12 +85,13 @@ def fastai_step(model, opt, xb, precision='fp32',
     held_batch, previous_preds = (previous or [(), ()])[:2]  # the previous batch stays referenced to the end
     if previous: previous.clear()
     dev = next((t.device.type for t in tensors_in(xb)), 'cpu')
-    with autocast_for(amp_device or dev, precision, dev):
-        pred = _forward(model, xb)
-        del previous_preds  # `Learner.pred` now refers to the new predictions
-        pred = _loop_pred(pred, precision)
-        loss = (loss_func or _default_loss)(pred, *yb)
-    loss.backward(); del loss
+    with amp_kernels_for(amp_device or dev, precision, dev):  # a checkpointed part recomputes in backward: as it ran
+        with autocast_for(amp_device or dev, precision, dev):
+            pred = _forward(model, xb)
+            del previous_preds  # `Learner.pred` now refers to the new predictions
+            pred = _loop_pred(pred, precision)
+            loss = (loss_func or _default_loss)(pred, *yb)
+        loss.backward(); del loss
     opt.step(); opt.zero_grad()
 
 # %% ../nbs/09_fake_step.ipynb #676bfb8e
@@ -446,20 +447,19 @@ def _warm_up(model, opt, splitter=None):
     o.step(); o.zero_grad()
     return o
 
-# (id(model), opt, splitter, checkpoint, HF checkpointing, requires_grad flags...)
-#   -> (weak reference to the model, mode, shadow copy, its optimizer)
+# (id(model), opt, splitter, checkpoint, `model_fingerprint`) -> (weak reference to the model, mode, shadow copy, its
+# optimizer)
 _warm_cache = {}
 def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
-    _warm_cache.clear(); named_model.cache_clear()
+    _warm_cache.clear(); named_model.cache_clear(); forget_cast_copies()
     for fn in _on_clear: fn()
 
 # %% ../nbs/09_fake_step.ipynb #43021a76
 def _warm_shadow(spec:StepSpec)->tuple:
     "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
-    m = spec.model  # a copy is stale once the model is checkpointed by Hugging Face, frozen or unfrozen
-    key = (id(m), spec.opt, spec.splitter, spec.checkpoint, hf_checkpointing(m),
-           *(p.requires_grad for p in m.parameters()))
+    m = spec.model  # a copy is stale once the model changes: a layer replaced, cast, frozen, checkpointed...
+    key = (id(m), spec.opt, spec.splitter, spec.checkpoint, model_fingerprint(m))
     hit = _warm_cache.get(key)
     if hit is not None and hit[0]() is m: return hit[1:]
     if len(_warm_cache) > 8: _warm_cache.clear()
@@ -876,11 +876,43 @@ def _long_refusal(spec:StepSpec)->str|None:
         return f"a dimension other than 1 of the batch is {T} long too: which one is the sequence is not clear"
     return ''
 
+# %% ../nbs/09_fake_step.ipynb #ls27c14
+def _rnn_lengths(model, seen:list)->list:
+    "Forward pre-hooks on `model`'s recurrent layers that add each one's input length to `seen` (None: packed); the hooks"
+    def hook(m, args):
+        x = args[0] if args else None
+        if not isinstance(x, torch.Tensor): seen.append(None)  # a PackedSequence: no single length
+        else: seen.append(x.shape[1] if x.ndim == 3 and m.batch_first else x.shape[0])
+    return [m.register_forward_pre_hook(hook) for m in model.modules() if isinstance(m, nn.RNNBase)]
+
+def _stub_rnn(m:nn.RNNBase):
+    "A forward for recurrent layer `m` giving its outputs' shapes (zeros) without running its loop"
+    def forward(x, hx=None):
+        if not isinstance(x, torch.Tensor): raise ValueError("a packed sequence: no single length")
+        D, H = 2 if m.bidirectional else 1, m.proj_size or m.hidden_size
+        if x.ndim == 2: L, B = x.shape[0], None  # unbatched
+        else: B, L = x.shape[:2] if m.batch_first else x.shape[1::-1]
+        out = (L, D * H) if B is None else (B, L, D * H) if m.batch_first else (L, B, D * H)
+        state = lambda h: (D * m.num_layers, h) if B is None else (D * m.num_layers, B, h)
+        o, h = x.new_zeros(out), x.new_zeros(state(H))
+        return (o, (h, x.new_zeros(state(m.hidden_size)))) if isinstance(m, nn.LSTM) else (o, h)
+    return forward
+
 # %% ../nbs/09_fake_step.ipynb #ls27c7
+def _odd_length(seen:list, n:int)->str|None:
+    "What a recurrent layer ran instead of `n` tokens, as words; None if each of `seen` is `n`"
+    odd = next((s for s in seen if s != n), n)
+    return None if odd == n else 'a packed sequence' if odd is None else f'{odd} tokens'
+
 @contextmanager
 def _length_of(spec:StepSpec, shadow, n:int):
-    "`spec` with sequences of `n` tokens, for a short step of `shadow`"
-    yield _with_length(spec, n)
+    "`spec` with sequences of `n` tokens, for a short step of `shadow`, whose recurrent layers must each run all `n`"
+    seen = []; hooks = _rnn_lengths(shadow, seen)
+    try: yield _with_length(spec, n)
+    finally:
+        for h in hooks: h.remove()
+    if odd := _odd_length(seen, n):
+        raise ValueError(f"in the step of {n} tokens a recurrent layer runs {odd}: its loop is not the batch's length")
 
 def _changes(curve, held:int, peak:int, round_to:int)->tuple:
     "(changes, state) a short step's observer recorded, checked: they add up to the tracker's peak"
@@ -893,6 +925,7 @@ def _changes(curve, held:int, peak:int, round_to:int)->tuple:
 def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                  at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
                  same_pred:bool=False, # the predictions' shapes the same in the first two steps: kept for the rest
+                 shapes:dict=None, # filled with {n: the predictions' (shape, dtype)s in the step of `n`}
                 )->dict:
     "Add to `runs` {n: (held, changes, state)} `spec`'s steps at `lengths` (tokens, unless `at` says); the state"
     mode, shadow, o = _warm_shadow(spec)
@@ -904,6 +937,7 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
                     kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
+                    if shapes is not None: shapes[n] = kept[1]
                     held, peak, _ = _step_peak(shadow, o, sp, known, curve, kept=kept)
                     _unsized_noted(kernels, known.unknowns)
         runs[n] = held, *_changes(curve, held, peak, spec.round_to); unknowns.update(known.unknowns)
@@ -912,18 +946,48 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
 # %% ../nbs/09_fake_step.ipynb #ls27c8
 def _template(spec:StepSpec)->tuple|str:
     "(template, first length, held, state, trace's state, notes) from short steps, checked at `_CHECK`; or why not"
-    runs, unknowns, refs = {}, {}, spec.device.type == 'cuda'
+    runs, unknowns, refs, shapes = {}, {}, spec.device.type == 'cuda', {}
     for first in _FIRSTS:
-        mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
+        mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns,
+                          shapes=shapes)
         if notes := sorted(set(unknowns) - {_CUDNN_RNN}):  # cuDNN's note is the full step's too, at any length
             return f"a short step met what the plan cannot know ({notes[0].split(':')[0]})"
         if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s in runs.values()}) > 1:
             return "what the model holds at the start changes with the length"
         fit = _fit_items([_compress(runs[n][1], refs) for n in (first, first + 1, first + 2)])
         if fit is not None and _expand(_at_length(fit, _CHECK - first)) == runs[_CHECK][1]:
+            if why := _full_length_check(spec, shapes, first): return why
             return fit, first, runs[first][0], mm, runs[first][2], tuple(unknowns)
     return (f"no three steps from {_FIRSTS[0]} to {_FIRSTS[-1] + 2} tokens are repeats and sizes on lines that give "
             f"the step of {_CHECK} tokens exactly")
+
+@contextmanager
+def _loops_left_out(model):
+    "`model`'s recurrent layers with `_stub_rnn` for a forward, then their own again"
+    rnns = [m for m in model.modules() if isinstance(m, nn.RNNBase)]
+    own = [vars(m).get('forward') for m in rnns]
+    try:
+        for m in rnns: m.forward = _stub_rnn(m)
+        yield
+    finally:
+        for m, f in zip(rnns, own):
+            if f is None: del m.forward
+            else: m.forward = f
+
+def _full_length_check(spec:StepSpec, shapes:dict, first:int)->str|None:
+    "Why the short steps' line misses `spec`'s own length (a sentence); None if a forward there, loops left out, agrees"
+    (mode, shadow, _), T, known, seen = _warm_shadow(spec), _seq_len(spec), _KnownValues(), []
+    hooks = _rnn_lengths(shadow, seen)
+    try:
+        with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels():
+            with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(): pred = _kept_specs(shadow, spec, known)[1]
+    finally:
+        for h in hooks: h.remove()
+    if odd := _odd_length(seen, T): return f"at {T} tokens a recurrent layer runs {odd}: the short steps are not its loop"
+    line = [(tuple(a + (b - a) * (T - first) for a, b in zip(s0, s1)), d)
+            for (s0, d), (s1, _) in zip(shapes[first], shapes[first + 1])]
+    if [(tuple(s), d) for s, d in pred] != line:
+        return f"at {T} tokens the predictions are {[tuple(s) for s, _ in pred]}, not the short steps' line"
 
 def _predict_long(spec:StepSpec)->MemPlan:
     "The plan of one full step, or from shorter ones: a recurrent loop over the length, repeated blocks over the depth"
