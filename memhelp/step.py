@@ -216,7 +216,10 @@ def checkpointed(model:nn.Module, # the model to change in place
     return model
 
 # %% ../nbs/07_step.ipynb #350aebd3
-_HF_MASK_CHECKS = ('_ignore_causal_mask_sdpa', 'find_packed_sequence_indices')  # transformers.masking_utils, 5.x
+# transformers.masking_utils (5.x): the checks that read a mask's values unless `is_tracing` (a causal mask, packed
+# sequences, a bidirectional one: BERT-like, eager or SDPA; the 2D mask of recurrent/linear-attention layers)
+_HF_MASK_CHECKS = ('_ignore_causal_mask_sdpa', 'find_packed_sequence_indices', '_ignore_bidirectional_mask_sdpa',
+                   'create_recurrent_attention_mask')
 
 def _with_values(mu, f):
     "`f` with `mu.is_tracing` blind to fake tensors while it runs; as it was where it needs values no one knows"
