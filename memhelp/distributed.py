@@ -60,9 +60,10 @@ def fake_world(world_size:int, # the number of devices simulated
 @contextlib.contextmanager
 def _fake_world(world_size):
     from torch.testing._internal.distributed.fake_pg import FakeStore  # PyTorch's own, for its tests
+    hook = sys.excepthook  # init_process_group sets torch's `_distributed_excepthook` ("[rank0]:"), and never unsets it
     dist.init_process_group('fake', store=FakeStore(), rank=0, world_size=world_size)
     try: yield
-    finally: dist.destroy_process_group()
+    finally: dist.destroy_process_group(); sys.excepthook = hook
 
 # %% ../nbs/21_distributed.ipynb #d2100009
 class _NoRebuild:
