@@ -500,6 +500,7 @@ def _alloc_block(self:CachingAllocatorModel, small:bool, size:int, seg:int):
 @patch
 def malloc(self:CachingAllocatorModel, nbytes:int):
     "Allocate `nbytes` the way the caching allocator does; returns the block (for `free`), raises OutOfMemoryError"
+    if type(nbytes) is not int or nbytes < 0: raise ValueError(f"nbytes: must be an int >= 0, got {nbytes!r}")
     c = self.conf
     if c.roundup_power2_divisions == _NO_DIVISIONS: size = -(-max(nbytes, 1) // MIN_BLOCK) * MIN_BLOCK  # the fast path
     else: size = round_request(nbytes, c)
@@ -570,24 +571,31 @@ def replay(events, # a trace: (key, nbytes) pairs in order (a list or any iterab
     pa = pr = 0; t0 = said = time.perf_counter(); add, opened = timeline and rows.append, False
     st, malloc, free, pop = a.stats, a.malloc, a.free, live.pop
     of = f" of {len(events):,}" if isinstance(events, (list, tuple)) else ''  # one written out as it is read: not known
-    for i, (key, n) in enumerate(events):
-        if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
-            said = time.perf_counter(); print(f"replay: event {i:,}{of} ({said - t0:.0f} s)", flush=True)
-        if key == STEP_END:
-            steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
-        if key == EMPTY_CACHE: a.empty_cache()
-        else:
-            old = pop(key, None)
-            if n > 0:
-                try: live[key] = malloc(n)
-                except torch.OutOfMemoryError as e:
-                    oom = dict(event=i, step=step, key=key, nbytes=n, message=str(e)); break
-            if old is not None: free(old)
-        al, re_ = st['allocated_bytes'], st['reserved_bytes']
-        opened = True  # a step with events since the last STEP_END: its row is added at the end
-        if add: add((i, step, al, re_))
-        if al > pa: pa = al
-        if re_ > pr: pr = re_
+    i = 0
+    try:
+        for i, (key, n) in enumerate(events):
+            if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
+                said = time.perf_counter(); print(f"replay: event {i:,}{of} ({said - t0:.0f} s)", flush=True)
+            if key == STEP_END:
+                steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
+            if key == EMPTY_CACHE: a.empty_cache()
+            else:
+                old = pop(key, None)
+                if n > 0:
+                    try: live[key] = malloc(n)
+                    except torch.OutOfMemoryError as e:
+                        oom = dict(event=i, step=step, key=key, nbytes=n, message=str(e)); break
+                elif n != 0: raise ValueError(f"got {n!r}")
+                elif old is None: raise ValueError(f"it frees {key!r}, which is not allocated")
+                if old is not None: free(old)
+            al, re_ = st['allocated_bytes'], st['reserved_bytes']
+            opened = True  # a step with events since the last STEP_END: its row is added at the end
+            if add: add((i, step, al, re_))
+            if al > pa: pa = al
+            if re_ > pr: pr = re_
+    except (TypeError, ValueError) as e:  # a malformed event: say which, before any figure is given
+        raise ValueError(f"events: event {i} must be (key, bytes), bytes an int >= 0 (0: the free of an allocated key); "
+                         f"{str(e).removeprefix('nbytes: must be an int >= 0, ')}") from None
     if oom is not None or opened: steps.append([step, pa, pr, a.allocated, a.reserved])
     return AllocReplay(a, rows, steps, oom, time.perf_counter() - t0)
 
