@@ -186,6 +186,19 @@ def _nbytes(x)->int: return sum(t.numel() * t.element_size() for t in tensors_in
 
 _BEAT_S = 10  # seconds a fake step runs before it says that it still does (nothing silent for more than ~10 s)
 
+# operators whose real kernels (CPU and CUDA) refuse floating-point operands of two dtypes, which their fake kernels let
+# pass (torch 2.14: `linear` of a float32 input and a float64 weight gives float32): refused here as the real step is
+_ONE_DTYPE = {getattr(torch.ops.aten, n).default for n in
+              'mm addmm bmm baddbmm addbmm mv addmv dot vdot index_add index_add_ index_copy index_copy_'.split()}
+
+def _one_dtype(func, args):
+    "Raise as the real kernel would where `func` takes floating-point operands of more than one dtype"
+    if func not in _ONE_DTYPE: return
+    dts = {t.dtype for t in args if isinstance(t, torch.Tensor) and t.is_floating_point()}
+    if len(dts) > 1:
+        raise RuntimeError(f"{func.overloadpacket.__name__}: operands of {' and '.join(sorted(map(str, dts)))}; "
+                           "the real kernel refuses mixed dtypes")
+
 class _KnownValues(TorchDispatchMode):
     "Follows the real values of the batch's integer tensors, and of what is computed from them alone, beside fakes"
     def __init__(self):
@@ -214,7 +227,7 @@ class _KnownValues(TorchDispatchMode):
         if asks_fake_device(func, args): return args[0].device  # a real tensor's device is the fake's: 'cpu'
         self.n_ops += 1
         if not self.n_ops % 1024: self.beat()
-        kwargs = kwargs or {}
+        kwargs = kwargs or {}; _one_dtype(func, args)
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
         if not all(t in self.values for t in ins) or not (ins or _int_factory(func, args, kwargs)):
