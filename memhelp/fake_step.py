@@ -144,8 +144,12 @@ class MemPlan:
                 + (f"\n  {self.how}" if self.how else ''))
 
 # %% ../nbs/09_fake_step.ipynb #60cbf689
+_COMPILED = ("torch.compile: the plan is of the eager step; a compiled one fuses operators (often keeping fewer "
+             "activations) and may keep buffers of its own, which the plan cannot know")
+
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
     "The `MemPlan` of `spec`'s step: the state in `mm`, what the model held at the start, the step's peak above it"
+    if spec.compiled: more['unknowns'] = (*more.get('unknowns', ()), _COMPILED)
     return MemPlan(model=spec.name, input_shape=spec.input_shape, bs=spec.bs, n_acc=spec.n_acc,
                    precision=spec.precision, opt=opt_name(spec.opt), checkpoint=spec.checkpoint,
                    parameters=mm['parameters'], gradients=mm['gradients'], optimizer=mm['optimizer'],

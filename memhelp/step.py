@@ -340,14 +340,20 @@ def hf_checkpointing(model:nn.Module, # any model; a Hugging Face `PreTrainedMod
         if hasattr(type(model), k): return bool(getattr(model, k))
     return False
 
+def _compiled_module(model)->nn.Module|None:
+    "The module `torch.compile` wrapped as `model` (`OptimizedModule._orig_mod`), or None"
+    ev = sys.modules.get('torch._dynamo.eval_frame')  # imported once anything is compiled
+    return model._orig_mod if ev is not None and isinstance(model, ev.OptimizedModule) else None
+
 def _model_named(model, checkpoint)->tuple:
-    "(name for tables, `nn.Module`) of `model` (a module or a name), checked for training and `checkpoint`"
+    "(name for tables, `nn.Module`, compiled?) of `model` (a module or a name), checked for training and `checkpoint`"
     name = model if isinstance(model, str) else type(model).__name__
     if not isinstance(checkpoint, int) or isinstance(checkpoint, bool) or checkpoint < 0:
         raise ValueError(f"checkpoint: must be 0 (off) or a number of segments, got {checkpoint!r}")
     if not isinstance(model, (str, nn.Module)):
         raise ValueError(f"model: must be an nn.Module or a model name, got {type(model).__name__}")
     model = named_model(model) if isinstance(model, str) else model
+    if (eager := _compiled_module(model)) is not None: name, model = f"{type(eager).__name__} (compiled)", eager
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"model: {name} has no trainable parameters, so a training step has nothing to update; "
                          "unfreeze some (learn.unfreeze()), or measure inference with memhelp.core.track_memory")
@@ -358,7 +364,7 @@ def _model_named(model, checkpoint)->tuple:
         raise ValueError(f"checkpoint: {name} has no nn.Sequential part and no repeated blocks to checkpoint")
     if checkpoint > (most := max((len(b) for b in checkpoint_parts(model)), default=0)):  # more would be clipped
         raise ValueError(f"checkpoint: at most {most} (the layers of {name}'s longest part), got {checkpoint}")
-    return name, model
+    return name, model, eager is not None
 
 # %% ../nbs/07_step.ipynb #fp07c1
 _SCALARS = (int, float, bool, str, type(None))
@@ -420,6 +426,7 @@ class StepSpec:
     strategy: str = 'ddp'  # 'ddp' or 'fsdp', with `n_gpus` > 1
     blocks: object = None  # FSDP's units: a function from the model to its submodules
     attribute: bool = False  # also attribute the peak to modules and kinds
+    compiled: bool = False  # the model was `torch.compile`d: `model` is the eager module inside
     @property
     def micro_bs(self)->int: return self.bs // self.n_acc
     @property
@@ -435,7 +442,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               real:bool=False, # `device` is one to run on (any torch device), not a target to emulate ('cpu', 'cuda')
              )->StepSpec:
     "The step, checked before any work: a `ValueError` names the first bad argument and what it accepts"
-    name, model = _model_named(model, checkpoint)
+    name, model, compiled = _model_named(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
     check_bool('real', real)
@@ -444,4 +451,5 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     model, batch = _cast_step(model, batch, precision, real)
     return StepSpec(name=name, model=model, input_shape=shape, batch=batch, bs=bs, n_acc=n_acc, precision=precision,
                     opt=opt, checkpoint=checkpoint, n_inp=n_inp, loss_func=loss_func, splitter=splitter,
-                    device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute)
+                    device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute,
+                    compiled=compiled)
