@@ -318,9 +318,21 @@ def _predict_as(model, input_shape, bs:int, batches:list=None, **kw)->MemPlan:
         return copy.copy(_named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0]))))
     return predict_memory(model, input_shape, bs, **kw)
 
+_LINES = []  # who reports progress as lines on stderr instead (the CLI, into a pipe), while it runs
+
+class _LineBar:
+    "Progress as plain lines on stderr: a command whose output goes into a pipe still says where it is"
+    def __init__(self, n, who): self.total, self.last_v, self.comment, self.who = n, 0, '', who
+    def update(self, v):
+        if v != self.last_v or not v:
+            print(f"{self.who}: {v}/{self.total} {self.comment or 'steps, each a prediction'}", file=sys.stderr,
+                  flush=True)
+        self.last_v = v
+
 def _bar(n:int, show:bool):
     "A fastprogress bar of `n` steps; hidden, a stand-in (fastprogress's console bar writes to stdout even hidden)"
     if check_bool('show_progress', show): return progress_bar(range(n), leave=False)
+    if _LINES: return _LineBar(n, _LINES[-1])
     return SimpleNamespace(total=n, last_v=0, update=lambda v: None)
 
 def _largest_fitting(fits, size, budget:int, lo:int, hi:int, tick=lambda lo, hi: None)->int:
@@ -572,8 +584,11 @@ def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='c
     named_model(model)  # an unknown name is refused first
     size = _check_size(model, size, b)
     shape = (size,) if model == 'lstm_lm' else (3, size, size)
-    df = plan_options(model, shape, budget, bs, precision, opt, alloc_conf, device=device, n_gpus=n_gpus,
-                      strategy=strategy, show_progress=IN_NOTEBOOK or sys.stdout.isatty())  # not into a pipe
+    show = IN_NOTEBOOK or sys.stdout.isatty()  # into a pipe: lines on stderr, not a bar's redraws
+    _LINES.append('memhelp-plan')
+    try: df = plan_options(model, shape, budget, bs, precision, opt, alloc_conf, device=device, n_gpus=n_gpus,
+                           strategy=strategy, show_progress=show)
+    finally: _LINES.pop()
     verdict = 'fits' if df.set_index('technique').fits['as is'] else 'does NOT fit'
     table = _table_text(df)
     best = df[df.fits & (df.technique != 'as is')].head(1)
