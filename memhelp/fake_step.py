@@ -1480,7 +1480,8 @@ def _card(budget)->tuple:
     if isinstance(budget, str) and not re.match(r'\s*[-+0-9.]', budget):
         try: return budget, gpu_capacity(budget), outside_allocator(budget), cublas_workspace_bytes(budget)
         except ValueError as e: raise ValueError(f"budget: neither a size (e.g. '16GB') nor a card: {e}") from None
-    cap, cards = parse_bytes(budget), gpu_table().gpu
+    try: cap, cards = parse_bytes(budget), gpu_table().gpu
+    except ValueError as e: raise ValueError(f"budget: {str(e).removeprefix('parse_bytes: ')}") from None
     if cap <= 0: raise ValueError(f"budget: must be a positive size such as 16GB, got {budget!r}")
     ctx = max((outside_allocator(g) for g in cards), key=lambda d: sum(d.values()))  # the largest cited context
     return fmt_bytes(cap), cap, ctx, max(cublas_workspace_bytes(g) for g in cards)

@@ -433,9 +433,10 @@ def _fewest_micro_batches(predict, bs, fit, **kw):
     return None
 
 def _largest_size(predict, input_shape, fit):
-    "Three quarters or half of the image side (multiples of 8), whichever is larger and fits, or None"
+    "Three quarters or half of the image side (multiples of 8, smaller than it), whichever is larger and fits, or None"
     c, h, w = input_shape
-    for side in sorted({max(8, round(min(h, w) * f / 8) * 8) for f in (0.75, 0.5)}, reverse=True):
+    sides = {max(8, round(min(h, w) * f / 8) * 8) for f in (0.75, 0.5)}
+    for side in sorted((s for s in sides if s < min(h, w)), reverse=True):  # at 10 px and less: none is smaller
         try:
             if fit(predict((c, side, side))): return side
         except ValueError: return None  # a model of one fixed input size (a ViT) cannot take smaller images

@@ -446,6 +446,8 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
     check_bool('real', real)
+    for k, f in (('loss_func', loss_func), ('splitter', splitter)):  # called only mid-step: refused before it
+        if f is not None and not callable(f): raise ValueError(f"{k}: must be callable or None, got {f!r}")
     device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
     model, batch = _cast_step(model, batch, precision, real)
