@@ -474,6 +474,7 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
          **kwargs)->pd.DataFrame:
     "Each way to train with batch `target_bs` in `budget`, with its cost: CUDA plans decided by the allocator's replay"
     b, name, conf = _budget(budget), model if isinstance(model, str) else type(model).__name__, _alloc_conf(alloc_conf)
+    check_int('target_bs', target_bs)  # the batch wanted: named as given, not as `bs` of the predictions below
     predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)  # a name: kept
     if isinstance(model, str): model = named_model(model)
     fit = lambda p: _row('as is', '', p, on, conf)['fits']
