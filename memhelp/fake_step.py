@@ -998,6 +998,8 @@ def _full_length_check(spec:StepSpec, shapes:dict, first:int)->str|None:
     try:
         with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels():
             with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(): pred = _kept_specs(shadow, spec, known)[1]
+    except Exception as e:  # the model's own code on the stubs' zeros: any failure means the check cannot vouch
+        return f"at {T} tokens a forward with the loops left out failed ({_first_line(e)})"
     finally:
         for h in hooks: h.remove()
     if odd := _odd_length(seen, T): return f"at {T} tokens a recurrent layer runs {odd}: the short steps are not its loop"
