@@ -942,7 +942,6 @@ def _changes(curve, held:int, peak:int, round_to:int)->tuple:
 def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                  at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
                  same_pred:bool=False, # the predictions' shapes the same in the first two steps: kept for the rest
-                 shapes:dict=None, # filled with {n: the predictions' (shape, dtype)s in the step of `n`}
                 )->dict:
     "Add to `runs` {n: (held, changes, state)} `spec`'s steps at `lengths` (tokens, unless `at` says); the state"
     mode, shadow, o = _warm_shadow(spec)
@@ -954,7 +953,6 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
                     kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
-                    if shapes is not None: shapes[n] = kept[1]
                     held, peak, _ = _step_peak(shadow, o, sp, known, curve, kept=kept)
                     _unsized_noted(kernels, known.unknowns)
         runs[n] = held, *_changes(curve, held, peak, spec.round_to); unknowns.update(known.unknowns)
@@ -963,17 +961,16 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
 # %% ../nbs/09_fake_step.ipynb #ls27c8
 def _template(spec:StepSpec)->tuple|str:
     "(template, first length, held, state, trace's state, notes) from short steps, checked at `_CHECK`; or why not"
-    runs, unknowns, refs, shapes = {}, {}, spec.device.type == 'cuda', {}
+    runs, unknowns, refs = {}, {}, spec.device.type == 'cuda'
     for first in _FIRSTS:
-        mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns,
-                          shapes=shapes)
+        mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
         if notes := sorted(set(unknowns) - {_CUDNN_RNN}):  # cuDNN's note is the full step's too, at any length
             return f"a short step met what the plan cannot know ({notes[0].split(':')[0]})"
         if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s in runs.values()}) > 1:
             return "what the model holds at the start changes with the length"
         fit = _fit_items([_compress(runs[n][1], refs) for n in (first, first + 1, first + 2)])
         if fit is not None and _expand(_at_length(fit, _CHECK - first)) == runs[_CHECK][1]:
-            if why := _full_length_check(spec, shapes, first): return why
+            if why := _full_length_check(spec, first): return why
             return fit, first, runs[first][0], mm, runs[first][2], tuple(unknowns)
     return (f"no three steps from {_FIRSTS[0]} to {_FIRSTS[-1] + 2} tokens are repeats and sizes on lines that give "
             f"the step of {_CHECK} tokens exactly")
@@ -991,22 +988,36 @@ def _loops_left_out(model):
             if f is None: del m.forward
             else: m.forward = f
 
-def _full_length_check(spec:StepSpec, shapes:dict, first:int)->str|None:
-    "Why the short steps' line misses `spec`'s own length (a sentence); None if a forward there, loops left out, agrees"
-    (mode, shadow, _), T, known, seen = _warm_shadow(spec), _seq_len(spec), _KnownValues(), []
-    hooks = _rnn_lengths(shadow, seen)
+class _OutShapes(TorchDispatchMode):
+    "Each operator's output shapes, in order (an operator with no tensor out: an empty tuple)"
+    def __init__(self): super().__init__(); self.seen = []
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.seen.append(tuple(tuple(t.shape) for t in tensors_in(out))); return out
+
+def _loopless_forward(spec:StepSpec, n:int)->tuple:
+    "(each recurrent layer's input length, each operator's output shapes) of a no-grad forward at `n`, loops left out"
+    (mode, shadow, _), known, lengths, ops = _warm_shadow(spec), _KnownValues(), [], _OutShapes()
+    sp, hooks = _with_length(spec, n), _rnn_lengths(shadow, lengths)  # the batch cut outside the fake mode
     try:
         with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels():
-            with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(): pred = _kept_specs(shadow, spec, known)[1]
-    except Exception as e:  # the model's own code on the stubs' zeros: any failure means the check cannot vouch
-        return f"at {T} tokens a forward with the loops left out failed ({_first_line(e)})"
+            with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(), ops: _kept_specs(shadow, sp, known)
     finally:
         for h in hooks: h.remove()
-    if odd := _odd_length(seen, T): return f"at {T} tokens a recurrent layer runs {odd}: the short steps are not its loop"
-    line = [(tuple(a + (b - a) * (T - first) for a, b in zip(s0, s1)), d)
-            for (s0, d), (s1, _) in zip(shapes[first], shapes[first + 1])]
-    if [(tuple(s), d) for s, d in pred] != line:
-        return f"at {T} tokens the predictions are {[tuple(s) for s, _ in pred]}, not the short steps' line"
+    return lengths, ops.seen
+
+def _full_length_check(spec:StepSpec, first:int)->str|None:
+    "Why the short steps' line misses `spec`'s own length (a sentence); None if forwards without the loops agree"
+    T = _seq_len(spec)
+    try: (_, a), (_, b), (lengths, at) = (_loopless_forward(spec, n) for n in (first, first + 1, T))
+    except Exception as e:  # the model's own code on the stubs' zeros: any failure means the check cannot vouch
+        return f"at {T} tokens a forward with the loops left out failed ({_first_line(e)})"
+    if odd := _odd_length(lengths, T): return f"at {T} tokens a recurrent layer runs {odd}: the short steps are not its loop"
+    line = lambda s0, s1: tuple(x + (y - x) * (T - first) for x, y in zip(s0, s1))
+    if len(a) != len(b) or len(a) != len(at) or any(
+            len(o0) != len(o) or any(line(s0, s1) != s for s0, s1, s in zip(o0, o1, o)) for o0, o1, o in zip(a, b, at)):
+        return (f"at {T} tokens the operators outside the loops are not those of the short steps, on a line (a slice "
+                "or a pad of fixed length, a branch on the length)")
 
 def _predict_long(spec:StepSpec)->MemPlan:
     "The plan of one full step, or from shorter ones: a recurrent loop over the length, repeated blocks over the depth"
