@@ -34,8 +34,8 @@ from collections import namedtuple
 import numpy as np
 
 # %% auto #0
-__all__ = ['FOLLOW_LIMIT', 'UNKNOWN_MARGIN', 'plain_loss', 'fastai_step', 'train_step', 'MemPlan', 'portable_kernels',
-           'on_clear_caches', 'clear_caches', 'predict_memory', 'measure_memory', 'CardVerdict']
+__all__ = ['FOLLOW_LIMIT', 'UNKNOWN_MARGIN', 'plain_loss', 'plain_fastai_losses', 'fastai_step', 'train_step', 'MemPlan',
+           'portable_kernels', 'on_clear_caches', 'clear_caches', 'predict_memory', 'measure_memory', 'CardVerdict']
 
 # %% ../nbs/09_fake_step.ipynb #4a4d6933
 def _default_loss(pred, *yb):
@@ -56,6 +56,14 @@ def plain_loss(loss_func, # a loss function, fastai's or any other
     lf = copy.copy(loss_func)
     lf._contiguous = lambda x: x.transpose(lf.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
     return lf
+
+@contextmanager
+def plain_fastai_losses():
+    "Inside the block, every fastai loss as `plain_loss` makes it: those a loss function makes as it runs too"
+    keep = BaseLoss._contiguous  # fastai 2.8.7's losses.py: `TensorBase(x.transpose(self.axis,-1).contiguous())`
+    BaseLoss._contiguous = lambda self, x: x.transpose(self.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
+    try: yield
+    finally: BaseLoss._contiguous = keep
 
 def _loop_pred(pred, precision):
     "The predictions as fastai's loop keeps them: in float32 under autocast (`MixedPrecision.after_pred`), else as is"
@@ -404,7 +412,9 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous]), 'batch', '(batch)')
-        fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp); del xb, yb
+        with plain_fastai_losses() if fake else contextlib.nullcontext():  # `lambda p, y: CrossEntropyLossFlat()(p, y)` too
+            fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
+        del xb, yb
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
     return held, tr.peak - int(state), tr
 
