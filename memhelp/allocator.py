@@ -594,8 +594,8 @@ def replay(events, # a trace: (key, nbytes) pairs in order (a list or any iterab
             if al > pa: pa = al
             if re_ > pr: pr = re_
     except (TypeError, ValueError) as e:  # a malformed event: say which, before any figure is given
-        raise ValueError(f"events: event {i} must be (key, bytes), bytes an int >= 0 (0: the free of an allocated key); "
-                         f"{str(e).removeprefix('nbytes: must be an int >= 0, ')}") from None
+        raise ValueError(f"events: event {i} must be (key, bytes), bytes an int >= 0 (0: the free of an allocated "
+                         f"key); {str(e).removeprefix('nbytes: must be an int >= 0, ')}") from None
     if oom is not None or opened: steps.append([step, pa, pr, a.allocated, a.reserved])
     return AllocReplay(a, rows, steps, oom, time.perf_counter() - t0)
 

@@ -412,7 +412,8 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous]), 'batch', '(batch)')
-        with plain_fastai_losses() if fake else contextlib.nullcontext():  # `lambda p, y: CrossEntropyLossFlat()(p, y)` too
+        # fake: fastai's losses without their TensorBase cast, those made in `loss_func` as it runs too
+        with plain_fastai_losses() if fake else contextlib.nullcontext():
             fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
         del xb, yb
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
@@ -905,7 +906,7 @@ def _long_refusal(spec:StepSpec)->str|None:
 
 # %% ../nbs/09_fake_step.ipynb #ls27c14
 def _rnn_lengths(model, seen:list)->list:
-    "Forward pre-hooks on `model`'s recurrent layers that add each one's input length to `seen` (None: packed); the hooks"
+    "Forward pre-hooks on `model`'s recurrent layers adding each one's input length to `seen` (None: packed); the hooks"
     def hook(m, args):
         x = args[0] if args else None
         if not isinstance(x, torch.Tensor): seen.append(None)  # a PackedSequence: no single length
@@ -1022,7 +1023,8 @@ def _full_length_check(spec:StepSpec, first:int)->str|None:
     try: (_, a), (_, b), (lengths, at) = (_loopless_forward(spec, n) for n in (first, first + 1, T))
     except Exception as e:  # the model's own code on the stubs' zeros: any failure means the check cannot vouch
         return f"at {T} tokens a forward with the loops left out failed ({_first_line(e)})"
-    if odd := _odd_length(lengths, T): return f"at {T} tokens a recurrent layer runs {odd}: the short steps are not its loop"
+    if odd := _odd_length(lengths, T):
+        return f"at {T} tokens a recurrent layer runs {odd}: the short steps are not its loop"
     line = lambda s0, s1: tuple(x + (y - x) * (T - first) for x, y in zip(s0, s1))
     if len(a) != len(b) or len(a) != len(at) or any(
             len(o0) != len(o) or any(line(s0, s1) != s for s0, s1, s in zip(o0, o1, o)) for o0, o1, o in zip(a, b, at)):
