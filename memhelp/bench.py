@@ -481,7 +481,8 @@ SWEEP_MODULES = ('core', 'allocator', 'callback', 'explorer', 'data', 'peak', 'm
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 # valid values of optional parameters that a function needs to get as far as the one under test
 _SWEEP_BASE = {**{f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory', 'step_spec')},
-               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=64)}
+               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=64),
+               'seq_scaling': dict(cases=[('lstm_lm', 2, 1)], lengths=(64,))}  # one small case: a process, seconds
 
 def _sample_trace():
     "A small attributed training step"
@@ -508,6 +509,9 @@ _SWEEP_WHY = {
                                    "the `n` column says so (14_lstm_chunking shows it, seq_len 100 on rows of 21)",
     ('bptt.chunk_grid', 'seq_len'): 'as for lm_chunks, whose grid it is',
     ('bench.seq_case', 'bs'): 'a prediction makes no batch: any batch size is planned, in the same seconds',
+    ('bench.seq_case', 'real_below'): 'a bound in bytes: one above every plan times a real step beside each, as asked',
+    ('bench.seq_scaling', 'real_below'): 'a bound in bytes: one above every plan times a real step beside each (each '
+                                         'case a process of its own, so the whole run takes minutes, as asked)',
     ('bench.seq_scaling', 'timeout'): 'any limit of a second or more is one: a case stopped by it is recorded so',
     ('data.get_text_dls', 'max_vocab'): _CAP, ('data.get_text_dls', 'seed'): _SEED,
     ('data.make_image_folder', 'seed'): _SEED, ('data.get_image_dls', 'seed'): _SEED,
