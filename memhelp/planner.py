@@ -19,9 +19,20 @@ import ipywidgets as W
 from IPython.display import clear_output
 from fastai.learner import Learner
 from fastai.callback.rnn import RNNCallback, RNNRegularizer
-from fastai.callback.fp16 import MixedPrecision, AMPMode
+from fastai.callback.fp16 import MixedPrecision, AMPMode, ModelToHalf
+from fastai.callback.core import TrainEvalCallback, FetchPredsCallback, GatherPredsCallback
+from fastai.callback.progress import ProgressCallback, ShowGraphCallback, CSVLogger
+from fastai.callback.schedule import ParamScheduler, LRFinder
+from fastai.callback.rnn import ModelResetter
+from fastai.callback.tracker import TerminateOnNaNCallback, EarlyStoppingCallback, SaveModelCallback, ReduceLROnPlateau
+from fastai.callback.training import ShortEpochCallback, GradientAccumulation, GradientClip
+from fastai.callback.preds import MCDropoutCallback
+from fastai.callback.mixup import MixHandler
+from fastai.callback.channelslast import ChannelsLast
+from fastai.learner import Recorder, CastToTensor, SkipToEpoch
 from fastai.text.data import SortedDL, Pad_Chunk
 from fastai.torch_core import get_random_states, set_random_states
+from .callback import MemRecorder
 from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool
@@ -55,6 +66,45 @@ def _learner_precision(learn, device='cpu')->str:
     return 'fp32'
 
 def _nbytes(batch)->int: return sum(t.numel() * t.element_size() for t in tensors_in(batch))
+
+# %% ../nbs/20_planner.ipynb #cb20e1
+# fastai 2.8.7's callbacks that leave a step's tensors as planned, each read in fastai/callback/*.py and learner.py:
+# counters, bars, logs, schedules of hyper-parameters, checks of the loss, savers at an epoch's end (validation-only
+# ones too); `GradientAccumulation` (the same batch each step; fastai's `zero_grad` zeroes gradients in place, so they
+# are kept between steps in any case); `GradientClip` (a 0-d norm per parameter after backward, freed before the
+# optimizer's step, which makes more). memhelp's `MemRecorder` only reads. The precision and RNN ones are planned.
+_STEP_AS_PLANNED = {TrainEvalCallback, Recorder, CastToTensor, ProgressCallback, ShowGraphCallback, CSVLogger,
+                    ParamScheduler, LRFinder, ModelResetter, TerminateOnNaNCallback, EarlyStoppingCallback,
+                    SaveModelCallback, ReduceLROnPlateau, ShortEpochCallback, SkipToEpoch, GradientAccumulation,
+                    GradientClip, FetchPredsCallback, GatherPredsCallback, MCDropoutCallback, MemRecorder,
+                    RNNCallback, RNNRegularizer, MixedPrecision}
+# the events `fit` runs before or during a step (fastai's `_inner_loop`): a callback defining none cannot change one
+_STEP_EVENTS = ('before_fit', 'before_train', 'before_epoch', 'before_batch', 'after_pred', 'after_loss',
+                'before_backward', 'after_backward', 'before_step', 'after_step', 'after_cancel_batch', 'after_batch')
+
+def _callback_notes(learn)->tuple:
+    "What `learn`'s callbacks do to a step that the plan does not follow, one sentence each (for `MemPlan.unknowns`)"
+    notes, convs = [], [m.weight for m in learn.model.modules() if isinstance(m, nn.Conv2d)]
+    for cb in learn.cbs:
+        name, evs = type(cb).__name__, [e for e in _STEP_EVENTS if getattr(type(cb), e, None) is not None]
+        if type(cb) in _STEP_AS_PLANNED or isinstance(cb, AutocastPrecision) or not evs: continue
+        if isinstance(cb, MixHandler): notes.append(f"callback `{name}` mixes each batch with a shuffled copy (a "
+            "second input-sized tensor) and takes the loss twice: not in the plan")
+        elif isinstance(cb, ChannelsLast):
+            if any(not w.is_contiguous(memory_format=torch.channels_last) for w in convs): notes.append(
+                "callback `ChannelsLast` turns the model channels-last when `fit` starts; the plan follows its "
+                "layout now: `learn.model.to(memory_format=torch.channels_last)` first to plan the run as it trains")
+        elif isinstance(cb, ModelToHalf):
+            if any(p.is_floating_point() and p.dtype != torch.float16 for p in learn.model.parameters()):
+                notes.append("callback `ModelToHalf` casts the model to fp16 when `fit` starts; the plan follows its "
+                             "weights as they are now")
+        else: notes.append(f"callback `{name}` acts in `fit` ({', '.join(evs)}) and not in the plan: what it adds "
+                           "to a step (a tensor it keeps, a copy of the batch, hooks) is not counted")
+    return tuple(notes)
+
+def _noted(plan:MemPlan, notes:tuple)->MemPlan:
+    "`plan` with `notes` added to its `unknowns`"
+    return replace(plan, unknowns=tuple(dict.fromkeys((*plan.unknowns, *notes)))) if notes else plan
 
 # %% ../nbs/20_planner.ipynb #7592edf7
 def largest_batch(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
@@ -247,6 +297,7 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
     if any(isinstance(c, RNNCallback) for c in learn.cbs):
         loss_func = _rnn_loss(plain_loss(loss_func), *((reg.alpha, reg.beta) if reg else ()))
+    if notes := _callback_notes(learn): kw['notes'] = notes  # callbacks the plan does not run: in its `unknowns`
     n_inp = getattr(learn.dls, 'n_inp', None)  # plain fastai DataLoaders have none: all but the last item, as fastai
     return {'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func, 'n_inp': n_inp, **kw}
 
@@ -263,9 +314,9 @@ def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
                    **kwargs)->MemPlan:
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
     kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs), n_steps)
-    batches, show = kw.pop('batches', None), check_bool('show_progress', show_progress)
-    if not batches: return predict_memory(self.model, **kw)
-    return _sequence_plan(self.model, None, batches=batches, show=show, **kw)
+    batches, show, notes = kw.pop('batches', None), check_bool('show_progress', show_progress), kw.pop('notes', ())
+    if not batches: return _noted(predict_memory(self.model, **kw), notes)
+    return _noted(_sequence_plan(self.model, None, batches=batches, show=show, **kw), notes)
 
 @patch
 @delegates(measure_memory, but=_FROM_LEARNER)
@@ -274,7 +325,8 @@ def measure_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    **kwargs)->MemPlan:
     "Measure the step that `Learner.predict_memory` predicts, on a real copy of the model (tracked)"
-    return measure_memory(self.model, **_learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs)))
+    kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs))
+    notes = kw.pop('notes', ()); return _noted(measure_memory(self.model, **kw), notes)
 
 # %% ../nbs/20_planner.ipynb #723480da
 def _budget(budget)->int:
@@ -308,8 +360,11 @@ def _named_prediction(name:str, input_shape, bs:int, kw:tuple)->MemPlan:
 
 on_clear_caches(_named_prediction.cache_clear)  # `clear_caches()` forgets these too
 
-def _predict_as(model, input_shape, bs:int, batches:list=None, **kw)->MemPlan:
+def _predict_as(model, input_shape, bs:int, batches:list=None,
+                notes:tuple=(), # what a learner's callbacks do that the plan does not follow: added to `unknowns`
+                **kw)->MemPlan:
     "`predict_memory`, through `_named_prediction` when `model` is a name and every argument a plain value"
+    if notes: return _noted(_predict_as(model, input_shape, bs, batches, **kw), notes)
     if batches: return _sequence_plan(model, input_shape, bs, batches, **kw)  # a learner's loader: its steps replayed
     # plain values only: a tensor (a batch) or a function hashes by identity, and could change under the same one
     plain = lambda x: isinstance(x, (str, int, float, type(None))) or (isinstance(x, tuple) and all(map(plain, x)))
