@@ -410,12 +410,14 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
             rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)])
             rec.start = len(rec.events)
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
+        # the loader's own references first (fastai: its batch before `after_batch`), alive to the step's end
+        raw = _make_batch(spec.loader_held, bs, dev, known) if spec.loader_held else ()
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
-        if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous]), 'batch', '(batch)')
+        if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous, raw]), 'batch', '(batch)')
         # fake: fastai's losses without their TensorBase cast, those made in `loss_func` as it runs too
         with plain_fastai_losses() if fake else contextlib.nullcontext():
             fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
-        del xb, yb
+        del xb, yb, raw
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
     return held, tr.peak - int(state), tr
 
@@ -640,11 +642,14 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    device:str='cpu', # the device you will train on: 'cpu', or 'cuda' (its kernels and allocator)
                    attribute:bool=False, # also know each module's and kind's part: `MemPlan.at_peak`, `.plot`
                    blocks=None, # FSDP's units: a function from the model to its submodules; `fsdp_blocks` when None
+                   # tensors the loader keeps through the step beside the batch, with its rows (a fastai loader's batch
+                   # before `after_batch`: `Learner.predict_memory` passes it); made at the batch's size
+                   loader_held=None,
                   )->MemPlan:
     "Predict the peak memory of one training step (per device, with `n_gpus`), without allocating or computing"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
-                     blocks=blocks)
+                     blocks=blocks, loader_held=loader_held)
     return _predict_long(spec)  # one full step, or from short ones (long sequences, below)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c1
@@ -1280,11 +1285,12 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    # one CPU device: also measure kernels' scratch (`MemPlan.kernel_scratch`, torch.profiler's events;
                    # off by default: the profiler's first start takes seconds, measured below)
                    kernel_scratch:bool=False,
+                   loader_held=None, # as for `predict_memory`
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
-                     blocks=blocks, real=True)
+                     blocks=blocks, real=True, loader_held=loader_held)
     timeout, kernel_scratch = check_number('timeout', timeout, lo=0.001), check_bool('kernel_scratch', kernel_scratch)
     _check_measurable(spec)
     return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec, kernel_scratch)

@@ -107,18 +107,38 @@ def _noted(plan:MemPlan, notes:tuple)->MemPlan:
     return replace(plan, unknowns=tuple(dict.fromkeys((*plan.unknowns, *notes)))) if notes else plan
 
 # %% ../nbs/20_planner.ipynb #7592edf7
+def _largest_with_raw(dl, max_batches:int):
+    "(the batch with the most tensor bytes among `dl`'s first `max_batches`, `dl`'s batch before `after_batch` for it)"
+    raw, ab, own = [None], dl.after_batch, 'after_batch' in vars(dl)
+    def keep(b): raw[0] = b; return ab(b)  # the one before each batch yielded: no more than two are kept at once
+    dl.after_batch = keep
+    try:
+        best = best_raw = None
+        for i, b in enumerate(dl):
+            if best is None or _nbytes(b) > _nbytes(best): best, best_raw = b, raw[0]
+            if i + 1 >= max_batches: break
+    finally:
+        if own: dl.after_batch = ab
+        else: del dl.after_batch  # a plain `DataLoader`: its method again
+    if best is None:
+        raise ValueError("dl: the DataLoader yields no batch (is bs larger than the dataset with drop_last?)")
+    return best, best_raw
+
 def largest_batch(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
                   max_batches:int=64, # look at no more batches than this
                  ):
     "The batch with the most tensor bytes among the first `max_batches` that `dl` yields"
-    check_int('max_batches', max_batches)
-    best = None
-    for i, b in enumerate(dl):
-        if best is None or _nbytes(b) > _nbytes(best): best = b
-        if i + 1 >= max_batches: break
-    if best is None:
-        raise ValueError("dl: the DataLoader yields no batch (is bs larger than the dataset with drop_last?)")
-    return best
+    return _largest_with_raw(dl, check_int('max_batches', max_batches))[0]
+
+# %% ../nbs/20_planner.ipynb #lh20e1
+def _loader_held(batch, raw)->tuple:
+    "(tensors of `raw` not in `batch`, with its rows; a note for those of other rows, or None)"
+    ours, rows = {t.untyped_storage().data_ptr() for t in tensors_in(batch)}, len(tensors_in(batch)[0])
+    extra = [t for t in tensors_in(raw) if t.untyped_storage().data_ptr() not in ours]
+    held = tuple(t for t in extra if t.ndim and len(t) == rows)
+    other = sum(t.numel() * t.element_size() for t in extra if not (t.ndim and len(t) == rows))
+    return held, (f"the loader keeps {fmt_bytes(other)} beside each batch in tensors not of its rows (its batch "
+                  "before `after_batch`): not counted" if other else None)
 
 # %% ../nbs/20_planner.ipynb #e7da3028
 def _rnn_loss(loss_func, alpha=0., beta=0.):
@@ -292,12 +312,18 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
         bs = loader_batches(learn.dls.train, n_steps)  # CUDA: the loader's steps, replayed, when their shapes vary
         if len({tuple(tuple(t.shape) for t in tensors_in(b)) for b in bs}) > 1: kw['batches'] = bs
     if 'precision' not in kw: kw['precision'] = _learner_precision(learn, kw.get('device', 'cpu'))
-    if 'batch' not in kw: kw['batch'] = largest_batch(learn.dls.train)
+    notes = list(_callback_notes(learn))  # callbacks the plan does not run: in its `unknowns`
+    if 'batch' not in kw:
+        kw['batch'], raw = _largest_with_raw(learn.dls.train, 64)
+        held, note = _loader_held(kw['batch'], raw); notes += [note] if note else []
+        if held and 'batches' not in kw: kw['loader_held'] = held
+        elif held: notes.append(f"the loader keeps {fmt_bytes(_nbytes(held))} beside its largest batch (its batch "
+                                "before `after_batch`): not in the replay of its steps")  # each batch's own is unknown
     if 'bs' not in kw: kw['bs'] = learn.dls.train.bs
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
     if any(isinstance(c, RNNCallback) for c in learn.cbs):
         loss_func = _rnn_loss(plain_loss(loss_func), *((reg.alpha, reg.beta) if reg else ()))
-    if notes := _callback_notes(learn): kw['notes'] = notes  # callbacks the plan does not run: in its `unknowns`
+    if notes: kw['notes'] = tuple(notes)
     n_inp = getattr(learn.dls, 'n_inp', None)  # plain fastai DataLoaders have none: all but the last item, as fastai
     return {'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func, 'n_inp': n_inp, **kw}
 

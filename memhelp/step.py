@@ -427,10 +427,24 @@ class StepSpec:
     blocks: object = None  # FSDP's units: a function from the model to its submodules
     attribute: bool = False  # also attribute the peak to modules and kinds
     compiled: bool = False  # the model was `torch.compile`d: `model` is the eager module inside
+    # tensors the data loader keeps alive through the step beside the batch (fastai's, its batch before `after_batch`),
+    # with the batch's rows: made with it, at its size, and not kept into the next step
+    loader_held: tuple = None
     @property
     def micro_bs(self)->int: return self.bs // self.n_acc
     @property
     def round_to(self)->int: return MIN_BLOCK if self.device.type == 'cuda' else 1  # CUDA's allocator: 512 B blocks
+
+# %% ../nbs/07_step.ipynb #lh07e1
+def _check_loader_held(held, batch)->tuple|None:
+    "`held` as a tuple of tensors with `batch`'s rows, or None; refused with a sentence otherwise"
+    rows = len(tensors_in(batch)[0])
+    ts = tensors_in(held) if isinstance(held, (tuple, list)) else []
+    if held is None or (isinstance(held, (tuple, list)) and not held): return None
+    if not ts or len(ts) != len(held) or any(t.ndim == 0 or len(t) != rows for t in ts):
+        raise ValueError(f"loader_held: must be a tuple of tensors of the batch's {rows} rows (what the loader keeps "
+                         f"beside the batch), got {type(held).__name__}")
+    return tuple(ts)
 
 # %% ../nbs/07_step.ipynb #7595f66f
 def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
@@ -440,6 +454,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               batch=None, n_inp:int=None, loss_func=None, splitter=None, device='cpu', attribute:bool=False,
               blocks=None, # the settings, as `StepSpec` describes them
               real:bool=False, # `device` is one to run on (any torch device), not a target to emulate ('cpu', 'cuda')
+              loader_held=None, # as `StepSpec` describes it
              )->StepSpec:
     "The step, checked before any work: a `ValueError` names the first bad argument and what it accepts"
     name, model, compiled = _model_named(model, checkpoint)
@@ -451,7 +466,8 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
     model, batch = _cast_step(model, batch, precision, real)
+    loader_held = _check_loader_held(loader_held, batch)
     return StepSpec(name=name, model=model, input_shape=shape, batch=batch, bs=bs, n_acc=n_acc, precision=precision,
                     opt=opt, checkpoint=checkpoint, n_inp=n_inp, loss_func=loss_func, splitter=splitter,
                     device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute,
-                    compiled=compiled)
+                    compiled=compiled, loader_held=loader_held)
