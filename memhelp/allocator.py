@@ -199,7 +199,13 @@ class CachingAllocatorModel:
         if isinstance(outside, bool) or not isinstance(outside, int) or outside < 0:
             raise ValueError(f"outside: must be bytes (an int >= 0), got {outside!r}")
         self.conf, self.capacity, self.outside = parse_alloc_conf(conf), capacity, outside
-        self.free_blocks = {True: [], False: []}  # small? -> sorted [(size, addr, block)]
+        c = self.conf  # what each search asks of the settings, once (they do not change)
+        self._counts_searches = c.garbage_collection_threshold > 0 and bool(c.per_process_memory_fraction)
+        self._plain_rounding = c.roundup_power2_divisions == _NO_DIVISIONS
+        # each pool's free blocks (small? ->) by size: its sizes sorted, and per size the addresses sorted; one sorted
+        # list of (size, addr) pairs is simpler, but a long trace leaves thousands of free blocks of a few sizes in a
+        # pool, and a replay of millions of events spent over half its time searching and shifting that list
+        self._sizes, self._addrs, self._free_at = {True: [], False: []}, {True: {}, False: {}}, {}  # addr -> block
         self.unmapped = {True: [], False: []}  # small? -> sorted [(addr, block)] (expandable segments)
         self.segs, self._va, self._gc_calls, self.active_blocks = [], 1 << 32, {True: 0, False: 0}, set()
         self.stats = dict.fromkeys(['allocated_bytes', 'reserved_bytes', 'active', 'segment', 'inactive_split',
@@ -210,17 +216,33 @@ class CachingAllocatorModel:
     def allocated(self)->int: return self.stats['allocated_bytes']
     @property
     def reserved(self)->int: return self.stats['reserved_bytes']
+    @property
+    def free_blocks(self)->dict:
+        "Each pool's cached blocks in best-fit order, (size, address): small? -> [(size, addr, block)]"
+        return {small: [(b.size, b.addr, b) for b in self._in_order(small)] for small in (True, False)}
 
 # %% ../nbs/06_allocator.ipynb #e756765c
 @patch
 def _add_free(self:CachingAllocatorModel, b):
-    b.gc_base = self._gc_calls[b.seg.small]
-    bisect.insort(self.free_blocks[b.seg.small], (b.size, b.addr, b))
+    small, size = b.seg.small, b.size
+    b.gc_base = self._gc_calls[small]; self._free_at[b.addr] = b
+    addrs = self._addrs[small].get(size)
+    if addrs is None: self._addrs[small][size] = [b.addr]; bisect.insort(self._sizes[small], size)
+    else: bisect.insort(addrs, b.addr)
 
 @patch
 def _drop_free(self:CachingAllocatorModel, b):
-    lst = self.free_blocks[b.seg.small]
-    del lst[bisect.bisect_left(lst, (b.size, b.addr))]
+    small, size = b.seg.small, b.size
+    del self._free_at[b.addr]
+    addrs = self._addrs[small][size]
+    if len(addrs) > 1: del addrs[bisect.bisect_left(addrs, b.addr)]
+    else: del self._addrs[small][size]; sizes = self._sizes[small]; del sizes[bisect.bisect_left(sizes, size)]
+
+@patch
+def _in_order(self:CachingAllocatorModel, small:bool, i:int=0):
+    "The free blocks of a pool in best-fit order, from its `i`-th size on"
+    at, by_size = self._free_at, self._addrs[small]
+    return [at[a] for size in self._sizes[small][i:] for a in by_size[size]]
 
 @patch
 def _drop_any(self:CachingAllocatorModel, b):
@@ -234,29 +256,32 @@ def _grow(self:CachingAllocatorModel, key, n):
     s = self.stats; s[key] += n
     if s[key] > s.get(key + '.peak', s[key]): s[key + '.peak'] = s[key]
 
+
 # %% ../nbs/06_allocator.ipynb #263b8f6d
 def _esize(b): return b.size + (b.next.size if b.next is not None and not b.next.mapped else 0)
 
 @patch
 def _get_free_block(self:CachingAllocatorModel, small:bool, size:int):
     "Best cached block for `size` taken out of its pool, or None"
-    c, lst = self.conf, self.free_blocks[small]
-    if c.garbage_collection_threshold > 0 and c.per_process_memory_fraction: self._gc_calls[small] += 1
-    i = bisect.bisect_left(lst, (size,))
-    if i == len(lst): return None
-    b = lst[i][2]
-    if b.seg.expandable:
+    c, sizes = self.conf, self._sizes[small]
+    if self._counts_searches: self._gc_calls[small] += 1
+    i = bisect.bisect_left(sizes, size)
+    if i == len(sizes): return None
+    b = self._free_at[self._addrs[small][sizes[i]][0]]
+    if b.seg.expandable:  # only with expandable segments: the rest of the pool in order, as far as needed
+        rest = self._in_order(small, i)[1:]
         if c.expandable_segments:
-            while i + 1 < len(lst) and _esize(lst[i + 1][2]) < _esize(b): i += 1; b = lst[i][2]
+            for nb in rest:
+                if _esize(nb) >= _esize(b): break
+                b = nb
         else:
-            while b.seg.expandable:
-                i += 1
-                if i == len(lst): return None
-                b = lst[i][2]
+            b = next((nb for nb in rest if not nb.seg.expandable), None)
+            if b is None: return None
     if size < c.max_split_size <= b.size: return None
     if size >= c.max_split_size and b.size >= size + c.max_non_split_rounding: return None
-    del lst[i]
+    self._drop_free(b)
     return b
+
 
 # %% ../nbs/06_allocator.ipynb #e6553883
 @patch
@@ -268,7 +293,7 @@ def _should_split(self:CachingAllocatorModel, b, size:int)->bool:
 @patch
 def _take(self:CachingAllocatorModel, b, size:int, nbytes:int):
     "Hand out `size` bytes of free block `b` (already out of its pool), splitting off the rest; the allocated block"
-    split, was_split, exp = self._should_split(b, size), b.is_split(), b.seg.expandable
+    split, was_split, exp = self._should_split(b, size), b.prev is not None or b.next is not None, b.seg.expandable
     if split:
         new = _Block(b.addr, size, b.seg)
         new.prev, new.next = b.prev, b
@@ -313,7 +338,7 @@ def free(self:CachingAllocatorModel, b):
         if other is None or other.allocated: continue  # the common case, without a call
         got = self._merge(b, other)
         if got: n -= 1; bytes_ -= got
-    if b.is_split(): n += 1; bytes_ += b.size
+    if b.prev is not None or b.next is not None: n += 1; bytes_ += b.size  # split (`is_split`, without a call)
     if not exp: s['inactive_split'] += n; s['inactive_split_bytes'] += bytes_
     self._add_free(b)
 
@@ -409,12 +434,12 @@ def _release_available(self:CachingAllocatorModel, small:bool, size:int)->bool:
     "Free oversize cached segments until `size` (at least `max_split_size`) bytes are released"
     ms = self.conf.max_split_size
     if ms == _UNLIMITED: return False
-    lst, key = self.free_blocks[small], max(size, ms)
-    i = bisect.bisect_left(lst, (key,))
-    if i < len(lst) and not lst[i][2].is_split():
-        b = lst.pop(i)[2]; self._release(b); return True
-    got = 0
-    for _, _, b in reversed(lst[:i]):
+    sizes, key = self._sizes[small], max(size, ms)
+    i = bisect.bisect_left(sizes, key)
+    if i < len(sizes) and not (b := self._free_at[self._addrs[small][sizes[i]][0]]).is_split():
+        self._drop_free(b); self._release(b); return True
+    got, at, by_size = 0, self._free_at, self._addrs[small]
+    for b in [at[a] for size in reversed(sizes[:i]) for a in reversed(by_size[size])]:
         if got >= key or b.size < ms: break
         if b.is_split() or b.seg.expandable: continue
         self._drop_free(b); self._release(b); got += b.size
@@ -447,7 +472,7 @@ def _unmap(self:CachingAllocatorModel, b):
 def empty_cache(self:CachingAllocatorModel):
     "Give every wholly free cached segment (and every free expandable page) back, as `torch.cuda.empty_cache()`"
     for small in (False, True):
-        for _, _, b in list(self.free_blocks[small]):
+        for b in self._in_order(small):
             if b.seg.expandable: self._unmap(b)
             elif not b.is_split(): self._drop_free(b); self._release(b)
 
@@ -460,7 +485,7 @@ def _collect(self:CachingAllocatorModel):
     target = self.reserved - int(c.garbage_collection_threshold * allowed)
     if target <= 0: return
     now, got = self._gc_calls[False], 0
-    cand = [b for _, _, b in self.free_blocks[False] if not b.is_split() and not b.seg.expandable]
+    cand = [b for b in self._in_order(False) if not b.is_split() and not b.seg.expandable]
     while cand and got < target:
         avg = sum(now - b.gc_base for b in cand) / len(cand)
         old = [b for b in cand if now - b.gc_base >= avg]
@@ -501,13 +526,12 @@ def _alloc_block(self:CachingAllocatorModel, small:bool, size:int, seg:int):
 def malloc(self:CachingAllocatorModel, nbytes:int):
     "Allocate `nbytes` the way the caching allocator does; returns the block (for `free`), raises OutOfMemoryError"
     if type(nbytes) is not int or nbytes < 0: raise ValueError(f"nbytes: must be an int >= 0, got {nbytes!r}")
-    c = self.conf
-    if c.roundup_power2_divisions == _NO_DIVISIONS: size = -(-max(nbytes, 1) // MIN_BLOCK) * MIN_BLOCK  # the fast path
-    else: size = round_request(nbytes, c)
+    if self._plain_rounding: size = (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK or MIN_BLOCK  # the fast path
+    else: size = round_request(nbytes, self.conf)
     small = size <= SMALL_SIZE
-    seg = SMALL_BUFFER if small else segment_size(size, c)
     b = self._get_free_block(small, size)
     if b is None:
+        seg = SMALL_BUFFER if small else segment_size(size, self.conf)
         self._collect()
         b = self._alloc_block(small, size, seg)
         if b is None and self._release_available(small, size): b = self._alloc_block(small, size, seg)
@@ -523,7 +547,7 @@ def malloc(self:CachingAllocatorModel, nbytes:int):
 @patch
 def segment_map(self:CachingAllocatorModel)->pd.DataFrame:
     "Every mapped block: segment, pool, segment address, offset, bytes, state ('allocated' or 'free'), requested bytes"
-    blocks = [b for l in self.free_blocks.values() for *_, b in l] + list(self.active_blocks)
+    blocks = [*self._free_at.values(), *self.active_blocks]
     rows, start, seg_no, prev = [], None, -1, None
     for b in sorted(blocks, key=lambda b: b.addr):
         if prev is None or b.seg is not prev.seg or b.prev is not prev or not b.mapped:
@@ -538,6 +562,7 @@ def segment_map(self:CachingAllocatorModel)->pd.DataFrame:
 # %% ../nbs/06_allocator.ipynb #1becf505
 STEP_END = '<step end>'        # an event key: the end of a training step
 EMPTY_CACHE = '<empty_cache>'  # an event key: `torch.cuda.empty_cache()` here
+_MARKS = frozenset((STEP_END, EMPTY_CACHE))
 
 # %% ../nbs/06_allocator.ipynb #6345d4a7
 class AllocReplay:
@@ -576,9 +601,10 @@ def replay(events, # a trace: (key, nbytes) pairs in order (a list or any iterab
         for i, (key, n) in enumerate(events):
             if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
                 said = time.perf_counter(); print(f"replay: event {i:,}{of} ({said - t0:.0f} s)", flush=True)
-            if key == STEP_END:
-                steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
-            if key == EMPTY_CACHE: a.empty_cache()
+            if key in _MARKS:  # one lookup: most keys are storages, and comparing each with both marks costs more
+                if key == STEP_END:
+                    steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
+                a.empty_cache()
             else:
                 old = pop(key, None)
                 if n > 0:
