@@ -267,7 +267,8 @@ def _get_free_block(self:CachingAllocatorModel, small:bool, size:int):
     if self._counts_searches: self._gc_calls[small] += 1
     i = bisect.bisect_left(sizes, size)
     if i == len(sizes): return None
-    b = self._free_at[self._addrs[small][sizes[i]][0]]
+    addrs = self._addrs[small][sizes[i]]
+    b = self._free_at[addrs[0]]
     if b.seg.expandable:  # only with expandable segments: the rest of the pool in order, as far as needed
         rest = self._in_order(small, i)[1:]
         if c.expandable_segments:
@@ -279,7 +280,11 @@ def _get_free_block(self:CachingAllocatorModel, small:bool, size:int):
             if b is None: return None
     if size < c.max_split_size <= b.size: return None
     if size >= c.max_split_size and b.size >= size + c.max_non_split_rounding: return None
-    self._drop_free(b)
+    if b.addr != addrs[0]: self._drop_free(b)
+    else:  # the first of its size, taken out as `_drop_free` would, without searching for it (the common case)
+        del self._free_at[b.addr]
+        if len(addrs) > 1: del addrs[0]
+        else: del self._addrs[small][b.size], sizes[i]
     return b
 
 
@@ -293,8 +298,8 @@ def _should_split(self:CachingAllocatorModel, b, size:int)->bool:
 @patch
 def _take(self:CachingAllocatorModel, b, size:int, nbytes:int):
     "Hand out `size` bytes of free block `b` (already out of its pool), splitting off the rest; the allocated block"
-    split, was_split, exp = self._should_split(b, size), b.prev is not None or b.next is not None, b.seg.expandable
-    if split:
+    was_split, exp = b.prev is not None or b.next is not None, b.seg.expandable
+    if self._should_split(b, size):
         new = _Block(b.addr, size, b.seg)
         new.prev, new.next = b.prev, b
         if b.prev is not None: b.prev.next = new
