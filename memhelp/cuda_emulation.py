@@ -197,6 +197,14 @@ def _columns(x, w, stride, padding)->int:
     "Bytes of `compute_columns2d`'s im2col buffer: `_unfolded`, or none for a 1x1 of stride 1 unpadded (a view)"
     return 0 if (*w.shape[2:], *stride, *padding) == (1, 1, 1, 1, 0, 0) else _unfolded(x, w, stride, padding)
 
+def _as_2d(x, w, stride, padding, dilation)->tuple:
+    "A 1d convolution's (input, weight, stride, padding, dilation) as the 2d one of height 1 ATen runs; others as is"
+    # `_convolution` (aten/src/ATen/native/Convolution.cpp): "Expand 1d -> 2d", `view1d_as_2d` and `view4d`
+    # (unsqueeze(2)), after `input.contiguous()`: a non-contiguous input is copied (a meta tensor stands for the copy)
+    if x.ndim != 3: return x, w, stride, padding, dilation
+    if not x.is_contiguous(): x = torch.empty(x.shape, dtype=x.dtype, device='meta')
+    return x.unsqueeze(2), w.unsqueeze(2), (1, *stride), (0, *padding), (1, *dilation)
+
 def _group_copy(t, G:int)->int:
     "Bytes of one group's copy of contiguous `t` (Convolution.cpp's `subtensor`: a slice of dimension 1, contiguous)"
     one = torch.empty(t.shape, device='meta').narrow(1, 0, t.shape[1] // G)  # one sample's slice is contiguous as it is
@@ -209,18 +217,22 @@ _HALF = (torch.float16, torch.bfloat16)
 def _conv_scratch(args, out)->int|None:
     "What `convolution` holds inside at its peak, its output included; None where the CPU runs another kernel"
     x, w, b, stride, padding, dilation, transposed, _, G = args[:9]
+    copied = _nbytes(x) if x.ndim == 3 and not x.is_contiguous() else 0  # a 1d one's input, made contiguous first
+    x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None: return None
     o = _nbytes(out) // G  # one group's output
     if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
     elif kernel == 'dilated': one = _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + o  # a sample each
     else: one = _conv_copies(x, w)[1] + _columns(x, w, stride, padding) // G + o
-    if G == 1: return one
-    return max((G - 1) * o + _group_copy(x, G) + one, 2 * G * o)  # the groups' outputs kept, then `cat` into one
+    if G == 1: return copied + one
+    return copied + max((G - 1) * o + _group_copy(x, G) + one, 2 * G * o)  # the groups' outputs kept, then `cat`
 
 def _conv_backward_scratch(args, out)->int|None:
     "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
     go, x, w, _, stride, padding, dilation, transposed, _, G, mask = args[:11]
+    if x.ndim == 3: go = go.unsqueeze(2)  # backward views a 1d one as 2d too, copying nothing
+    x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None or (G > 1 and not go.is_contiguous()): return None
     gi, gw, gb = (_nbytes(t) // G for t in out)  # one group's gradients
