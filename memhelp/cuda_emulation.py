@@ -171,8 +171,9 @@ def _loss_storage(func, args, out):
 def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
-    "The kernel the CPU, oneDNN off, runs this convolution with: 'slow2d', 'nnpack' (`use_nnpack`), 'dilated'"
-    if x.ndim != 4 or transposed: return None  # not emulated
+    "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack' (`use_nnpack`), 'dilated', 'transposed'"
+    if x.ndim != 4: return None  # 3d: not emulated
+    if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
     plain = x.is_contiguous() and w.is_contiguous()  # grouped or dilated in channels-last: not emulated
     if groups > 1 and not plain: return None
     if any(d != 1 for d in dilation): return 'dilated' if plain else None  # Convolution.cpp: `slow_conv_dilated2d`
@@ -205,6 +206,11 @@ def _as_2d(x, w, stride, padding, dilation)->tuple:
     if not x.is_contiguous(): x = torch.empty(x.shape, dtype=x.dtype, device='meta')
     return x.unsqueeze(2), w.unsqueeze(2), (1, *stride), (0, *padding), (1, *dilation)
 
+def _transposed_columns(x, w, sample:bool=False)->int:
+    "Bytes of `slow_conv_transpose2d`'s columns, (C_out k_h k_w) x (H_in W_in) per sample: the whole batch's, or one's"
+    n = w.shape[1] * w.shape[2] * w.shape[3] * x.shape[2] * x.shape[3] * x.element_size()  # w: C_in x C_out x k_h x k_w
+    return n if sample else n * x.shape[0]
+
 def _group_copy(t, G:int)->int:
     "Bytes of one group's copy of contiguous `t` (Convolution.cpp's `subtensor`: a slice of dimension 1, contiguous)"
     one = torch.empty(t.shape, device='meta').narrow(1, 0, t.shape[1] // G)  # one sample's slice is contiguous as it is
@@ -224,6 +230,7 @@ def _conv_scratch(args, out)->int|None:
     o = _nbytes(out) // G  # one group's output
     if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
     elif kernel == 'dilated': one = _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + o  # a sample each
+    elif kernel == 'transposed': one = _conv_copies(x, w)[1] + _transposed_columns(x, w) + o  # a group's weight
     else: one = _conv_copies(x, w)[1] + _columns(x, w, stride, padding) // G + o
     if G == 1: return copied + one
     return copied + max((G - 1) * o + _group_copy(x, G) + one, 2 * G * o)  # the groups' outputs kept, then `cat`
@@ -236,14 +243,20 @@ def _conv_backward_scratch(args, out)->int|None:
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None or (G > 1 and not go.is_contiguous()): return None
     gi, gw, gb = (_nbytes(t) // G for t in out)  # one group's gradients
-    if kernel != 'slow2d':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
+    bias_sum = (go.numel() + go.shape[1]) // G * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
+    if kernel == 'transposed':  # its input's gradient, the bias's sum, then the weight's: each phase its own copies
+        mf, copies = _conv_copies(x, w)
+        go_copy, x_copy = (0 if t.is_contiguous(memory_format=mf) else _nbytes(t) for t in (go, x))
+        cols = _transposed_columns(x, w, sample=True) if (*w.shape[2:], *stride, *padding, *dilation) != (
+            1, 1, 1, 1, 0, 0, 1, 1) else 0  # a 1x1 of stride 1, unpadded and undilated, reads the gradient as it is
+        one = max(gi + copies + go_copy + cols, gi + gb + bias_sum, gi + gb + gw + x_copy + go_copy + cols)
+    elif kernel != 'slow2d':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
         go_copy = 0 if go.is_contiguous() else _nbytes(go)
         bias = w.shape[0] // G * go.element_size() if mask[2] else 0
         one = gi + gw + gb + go_copy + _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + bias  # 1x1 too
     else:
         mf, copies = _conv_copies(x, w)
         go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
-        bias_sum = (go.numel() + go.shape[1]) // G * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
         cols = _columns(x, w, stride, padding) // G
         one = copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + cols)
     if G == 1: return one
