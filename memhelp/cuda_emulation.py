@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
-import warnings, weakref
+import math, warnings, weakref
 from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -171,8 +171,9 @@ def _loss_storage(func, args, out):
 def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
-    "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack' (`use_nnpack`), 'dilated', 'transposed'"
-    if x.ndim != 4: return None  # 3d: not emulated
+    "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack', 'dilated', 'transposed', 'slow3d'"
+    if x.ndim == 5: return 'slow3d' if not transposed and all(d == 1 for d in dilation) else None  # others: not emulated
+    if x.ndim != 4: return None
     if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
     plain = x.is_contiguous() and w.is_contiguous()  # grouped or dilated in channels-last: not emulated
     if groups > 1 and not plain: return None
@@ -211,6 +212,12 @@ def _transposed_columns(x, w, sample:bool=False)->int:
     n = w.shape[1] * w.shape[2] * w.shape[3] * x.shape[2] * x.shape[3] * x.element_size()  # w: C_in x C_out x k_h x k_w
     return n if sample else n * x.shape[0]
 
+def _columns3d(x, w, stride, padding, G:int=1, view:bool=True)->int:
+    "Bytes of `slow_conv3d`'s columns, batch x (C_in k_d k_h k_w) x (D_out H_out W_out); none where they are a view"
+    if view and (*w.shape[2:], *stride, *padding, G) == (1, 1, 1, 1, 1, 1, 0, 0, 0, 1): return 0  # the input itself
+    out = [(n + 2 * p - k) // s + 1 for n, k, s, p in zip(x.shape[2:], w.shape[2:], stride, padding)]
+    return x.shape[0] * x.shape[1] * math.prod(w.shape[2:]) * math.prod(out) * x.element_size()
+
 def _group_copy(t, G:int)->int:
     "Bytes of one group's copy of contiguous `t` (Convolution.cpp's `subtensor`: a slice of dimension 1, contiguous)"
     one = torch.empty(t.shape, device='meta').narrow(1, 0, t.shape[1] // G)  # one sample's slice is contiguous as it is
@@ -227,6 +234,9 @@ def _conv_scratch(args, out)->int|None:
     x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None: return None
+    if kernel == 'slow3d':  # groups in one call; contiguous copies of the input and weight, then the columns
+        copies = sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())
+        return copies + _columns3d(x, w, stride, padding, G) + _nbytes(out)
     o = _nbytes(out) // G  # one group's output
     if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
     elif kernel == 'dilated': one = _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + o  # a sample each
@@ -242,8 +252,14 @@ def _conv_backward_scratch(args, out)->int|None:
     x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None or (G > 1 and not go.is_contiguous()): return None
-    gi, gw, gb = (_nbytes(t) // G for t in out)  # one group's gradients
-    bias_sum = (go.numel() + go.shape[1]) // G * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
+    per = 1 if kernel == 'slow3d' else G  # `slow_conv3d` takes all the groups in one call, the others one at a time
+    gi, gw, gb = (_nbytes(t) // per for t in out)  # the gradients of what one call takes
+    bias_sum = (go.numel() + go.shape[1]) // per * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
+    if kernel == 'slow3d':  # the input's gradient (from columns always unfolded), the bias's sum, the weight's
+        x_copy, w_copy, go_copy = (0 if t.is_contiguous() else _nbytes(t) for t in (x, w, go))
+        fgrad = _columns3d(x, w, stride, padding, view=False) if mask[0] else 0
+        return max(gi + w_copy + go_copy + fgrad, gi + gb + bias_sum,
+                   gi + gb + gw + go_copy + x_copy + _columns3d(x, w, stride, padding, G))
     if kernel == 'transposed':  # its input's gradient, the bias's sum, then the weight's: each phase its own copies
         mf, copies = _conv_copies(x, w)
         go_copy, x_copy = (0 if t.is_contiguous(memory_format=mf) else _nbytes(t) for t in (go, x))
