@@ -172,7 +172,7 @@ def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if is
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
     "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack', 'dilated', 'transposed', 'slow3d'"
-    if x.ndim == 5: return 'slow3d' if not transposed and all(d == 1 for d in dilation) else None  # others: not emulated
+    if x.ndim == 5: return 'slow3d' if not transposed and all(d == 1 for d in dilation) else None  # others: unknown
     if x.ndim != 4: return None
     if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
     plain = x.is_contiguous() and w.is_contiguous()  # grouped or dilated in channels-last: not emulated
