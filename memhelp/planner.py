@@ -431,20 +431,30 @@ def _largest_fitting(fits, size, budget:int, lo:int, hi:int, tick=lambda lo, hi:
     return lo
 
 # %% ../nbs/20_planner.ipynb #901e269f
+def _smallest_batch(plan, limit:int)->int:
+    "1, or 2 where the model refuses one sample (a BatchNorm in training needs two values per channel)"
+    try: plan(1); return 1
+    except ValueError as e:
+        if limit < 2: raise
+        try: plan(2)
+        except ValueError: raise e from None  # no batch size helps: the model's own refusal
+        return 2
+
 def _search(plan, b:int, on, conf, limit:int, tick)->int:
     "`max_batch_size`'s answer: the largest batch whose allocated peak fits; for CUDA, whose replay on `on` fits too"
     # a plan with unknowns keeps UNKNOWN_MARGIN of its peak free, as `MemPlan.fits` does
     peak = lambda bs: math.ceil((p := plan(bs)).peak * (1 + UNKNOWN_MARGIN if p.unknowns else 1))
-    if peak(1) > b: return 0
-    lo = limit if peak(limit) <= b else _largest_fitting(lambda bs: peak(bs) <= b, peak, b, 1, limit, tick)
+    one = _smallest_batch(plan, limit)  # the search's floor: the smallest batch the model takes
+    if peak(one) > b: return 0
+    lo = limit if peak(limit) <= b else _largest_fitting(lambda bs: peak(bs) <= b, peak, b, one, limit, tick)
     if plan(lo).events is None:  # no trace to replay: `fits` decides (sharded CUDA plans add context, workspaces)
         fits = lambda bs: plan(bs).fits(on, conf)
-        return lo if fits(lo) else 0 if not fits(1) else _largest_fitting(fits, peak, b, 1, lo, tick)
+        return lo if fits(lo) else 0 if not fits(one) else _largest_fitting(fits, peak, b, one, lo, tick)
     card = functools.lru_cache(None)(lambda bs: plan(bs).on_card(on, conf))  # each batch's replay, once
     if card(lo).fits: return lo
-    if not card(1).fits: return 0
+    if not card(one).fits: return 0
     # allocated fits, the replay does not (segments, context): the largest the replay lets fit, guided by its need
-    return _largest_fitting(lambda bs: card(bs).fits, lambda bs: card(bs).total, card(1).capacity, 1, lo, tick)
+    return _largest_fitting(lambda bs: card(bs).fits, lambda bs: card(bs).total, card(one).capacity, one, lo, tick)
 
 # %% ../nbs/20_planner.ipynb #901eb00c
 @delegates(predict_memory, but=['model', 'input_shape', 'bs', 'n_acc', 'attribute'])

@@ -282,10 +282,12 @@ def _resolve_batch(model, input_shape, bs, batch):
         if input_shape is None:
             raise ValueError("input_shape: give one sample's shape, e.g. (3, 224, 224), or a sample batch as batch=")
         _check_input_shape(model, input_shape); check_int('bs', bs)
-        tokens = len(input_shape) == 1 and any(isinstance(m, nn.Embedding) for m in model.modules())
+        embs = [m for m in model.modules() if isinstance(m, (nn.Embedding, nn.EmbeddingBag))]
+        tokens = len(input_shape) == 1 and bool(embs)  # token ids: a target per token, or per sample where a bag pools
+        per_token = tokens and not any(isinstance(m, nn.EmbeddingBag) for m in embs)
         try:
             x = torch.empty((bs, *input_shape), dtype=torch.long if tokens else torch.float32, device='meta')
-            y = torch.empty((bs, *input_shape) if tokens else (bs,), dtype=torch.long, device='meta')
+            y = torch.empty((bs, *input_shape) if per_token else (bs,), dtype=torch.long, device='meta')
         except RuntimeError as e:  # torch sizes no tensor beyond 2**63 bytes, even on the meta device
             raise ValueError(f"bs: a batch of {bs} samples of {tuple(input_shape)} is larger than torch can size "
                              f"(2**63 bytes): {str(e).splitlines()[0]}") from None
@@ -447,6 +449,12 @@ def _check_loader_held(held, batch)->tuple|None:
     return tuple(ts)
 
 # %% ../nbs/07_step.ipynb #7595f66f
+def _target_device(device)->torch.device:
+    "The device type a step is planned for, 'cpu' or 'cuda': an index ('cuda:1') or a `torch.device` plans the same"
+    try: kind = torch.device(device).type if isinstance(device, (str, torch.device)) else None
+    except RuntimeError: kind = None  # not a device name: refused below, as given
+    return torch.device(check_choice('device', kind if kind in ('cpu', 'cuda') else device, ('cpu', 'cuda')))
+
 def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               input_shape:tuple=None, # one sample's shape; or give `batch`
               bs:int=None, # the effective batch size; `batch`'s when None
@@ -463,7 +471,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     check_bool('real', real)
     for k, f in (('loss_func', loss_func), ('splitter', splitter)):  # called only mid-step: refused before it
         if f is not None and not callable(f): raise ValueError(f"{k}: must be callable or None, got {f!r}")
-    device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
+    device = check_device(device) if real else _target_device(device)
     _check_attribute(attribute, n_gpus)
     model, batch = _cast_step(model, batch, precision, real)
     loader_held = _check_loader_held(loader_held, batch)
