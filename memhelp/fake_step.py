@@ -478,7 +478,7 @@ def _warm_up(model, opt, splitter=None):
     return o
 
 # (id(model), opt, splitter, checkpoint, `model_fingerprint`) -> (weak reference to the model, mode, shadow copy, its
-# optimizer)
+# optimizer, its modules' plain state as made)
 _warm_cache = {}
 def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
@@ -486,17 +486,32 @@ def clear_caches():
     for fn in _on_clear: fn()
 
 # %% ../nbs/09_fake_step.ipynb #43021a76
+def _rebuilt(v):
+    "`v` with its lists and tuples made anew (the tensors in them the same): a later in-place change leaves it as it is"
+    return type(v)(map(_rebuilt, v)) if type(v) in (list, tuple) else v
+
+def _plain_state(model)->list:
+    "(module, attribute, value) of what a forward may rebind: each module's plain values, tensors and lists of them"
+    plain = (int, float, bool, str, type(None), torch.Tensor, list, tuple)  # fastai's AWD_LSTM: `hidden`, `bs`
+    return [(m, k, _rebuilt(v)) for m in model.modules() for k, v in vars(m).items()
+            if not k.startswith('_') and isinstance(v, plain) and not isinstance(v, nn.Parameter)]
+
 def _warm_shadow(spec:StepSpec)->tuple:
     "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
     m = spec.model  # a copy is stale once the model changes: a layer replaced, cast, frozen, checkpointed...
     key = (id(m), spec.opt, spec.splitter, spec.checkpoint, model_fingerprint(m))
     hit = _warm_cache.get(key)
-    if hit is not None and hit[0]() is m: return hit[1:]
+    if hit is not None and hit[0]() is m:
+        # what the last prediction's forward left (an RNN's hidden state, in its precision and batch size) is put back
+        # as the copy was made: each prediction starts from the same state, whatever was predicted before
+        for mod, k, v in hit[4]: setattr(mod, k, _rebuilt(v))
+        return hit[1:4]
     if len(_warm_cache) > 8: _warm_cache.clear()
     mode, shadow = _shadow(spec.model)
     if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
+    state = _plain_state(shadow)
     with mode, portable_kernels(): o = _warm_up(shadow, spec.opt, spec.splitter)
-    _warm_cache[key] = (weakref.ref(m), mode, shadow, o)  # weak: never keep a real model alive
+    _warm_cache[key] = (weakref.ref(m), mode, shadow, o, state)  # weak: never keep a real model alive
     return mode, shadow, o
 
 # %% ../nbs/09_fake_step.ipynb #ba66667d
