@@ -542,6 +542,9 @@ def _failures_named(model, spec:StepSpec):
             name, m, shapes = stack[-1]
             where = (f"{spec.name}'s module `{name}` ({type(m).__name__}) given inputs of shape "
                      f"{', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch {spec.micro_bs})")
+            if "can't allocate memory" in str(e):  # a real step's tensor the host cannot give (CPU's allocator)
+                raise ValueError(f"bs: a real step of batch {spec.micro_bs} ran out of host memory in {where}: "
+                                 f"{_first_line(e)}; measure a smaller batch, or predict_memory this one") from None
             if 'Storage size calculation overflowed' in str(e):  # torch's limit on a tensor's size: the batch's fault
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
