@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 import pandas as pd
 import torch, torch.nn as nn, torch.nn.functional as F
-from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
+from torch._subclasses.fake_tensor import (FakeTensor, FakeTensorMode, DataDependentOutputException,
+                                          DynamicOutputShapeException)
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
@@ -80,6 +81,21 @@ def _pred_tensors(x, depth:int=2)->list:
         x, depth = list(vars(x).values()), depth - 1
     return [t for o in x for t in _pred_tensors(o, depth)]
 
+# %% ../nbs/09_fake_step.ipynb #or27c1
+_VALUE_READS = {torch.ops.aten._local_scalar_dense.default, torch.ops.aten.is_nonzero.default}  # item(), bool()
+_READS_GUESSED = set()  # what fake optimizer steps read since `_step_peak` last took them into a plan's unknowns
+_OPT_READ = ("the optimizer's step reads `{}` of a tensor the plan has no values of (LAMB's trust ratio, say): planned "
+             "as 0 (False); its memory follows the shapes unless the step sizes a tensor by that value")
+
+class _GuessedReads(TorchDispatchMode):
+    "Answer an optimizer's reads of a fake tensor's value with 0 (False), collecting each read in `_READS_GUESSED`"
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if asks_fake_device(func, args): return args[0].device
+        if func in _VALUE_READS and isinstance(args[0], FakeTensor):
+            _READS_GUESSED.add('bool()' if func is torch.ops.aten.is_nonzero.default else 'item()')
+            return False if args[0].dtype == torch.bool else 0.0 if args[0].is_floating_point() else 0
+        return func(*args, **(kwargs or {}))
+
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
                 previous:list=None, # what the loop still references from the step before: [batch tensors, predictions]
@@ -100,7 +116,10 @@ def fastai_step(model, opt, xb, precision='fp32',
             pred = _loop_pred(pred, precision)
             loss = (loss_func or _default_loss)(pred, *yb)
         loss.backward(); del loss
-    opt.step(); opt.zero_grad()
+    # fastai's LAMB reads values (`r1 == 0`): on fake tensors, answered and noted (`_GuessedReads`); real ones pass
+    with _GuessedReads() if any(isinstance(t, FakeTensor) for t in tensors_in(xb)) else contextlib.nullcontext():
+        opt.step()
+    opt.zero_grad()
 
 # %% ../nbs/09_fake_step.ipynb #676bfb8e
 def train_step(model, opt, xb, precision='fp32'):
@@ -401,6 +420,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
     loss_func, bs = plain_loss(spec.loss_func) if fake else spec.loss_func, spec.micro_bs
     specs = kept or _kept_specs(model, spec, known)
+    if fake: _READS_GUESSED.clear()  # this step's reads only (a warm-up's are the same optimizer's)
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
     with (attribute_memory(model, opt, device=dev, round_to=rnd) if spec.attribute else
@@ -418,6 +438,9 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         with plain_fastai_losses() if fake else contextlib.nullcontext():
             fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
         del xb, yb, raw
+    if fake:  # values the optimizer read, answered without being known: said in the plan
+        for r in sorted(_READS_GUESSED): known.unknowns[_OPT_READ.format(r)] = None
+        _READS_GUESSED.clear()
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
     return held, tr.peak - int(state), tr
 
@@ -474,7 +497,8 @@ def _warm_up(model, opt, splitter=None):
     o = _make_opt(model, opt, splitter)
     for p in model.parameters():
         if p.requires_grad: p.grad = torch.zeros_like(p)
-    o.step(); o.zero_grad()
+    with _GuessedReads(): o.step()  # on fake tensors: values it reads answered (`fastai_step`)
+    o.zero_grad()
     return o
 
 # (id(model), opt, splitter, checkpoint, `model_fingerprint`) -> (weak reference to the model, mode, shadow copy, its
@@ -494,7 +518,7 @@ def _plain_state(model)->list:
     "(module, attribute, value) of what a forward may rebind: each module's plain values, tensors and lists of them"
     plain = (int, float, bool, str, type(None), torch.Tensor, list, tuple)  # fastai's AWD_LSTM: `hidden`, `bs`
     return [(m, k, _rebuilt(v)) for m in model.modules() for k, v in vars(m).items()
-            if not k.startswith('_') and isinstance(v, plain) and not isinstance(v, nn.Parameter)]
+            if not k.startswith('_') and k != 'training' and isinstance(v, plain) and not isinstance(v, nn.Parameter)]
 
 def _warm_shadow(spec:StepSpec)->tuple:
     "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
