@@ -88,13 +88,14 @@ _OPT_READ = ("the optimizer's step reads `{}` of a tensor the plan has no values
              "as 0 (False); its memory follows the shapes unless the step sizes a tensor by that value")
 
 class _GuessedReads(TorchDispatchMode):
-    "Answer an optimizer's reads of a fake tensor's value with 0 (False), collecting each read in `_READS_GUESSED`"
+    "Answer an optimizer's reads of a fake tensor's unknown value with 0 (False), collecting each in `_READS_GUESSED`"
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
-        if func in _VALUE_READS and isinstance(args[0], FakeTensor):
+        try: return func(*args, **(kwargs or {}))  # a value known is answered below (torch's Adam reads its `step`)
+        except DataDependentOutputException:
+            if func not in _VALUE_READS: raise
             _READS_GUESSED.add('bool()' if func is torch.ops.aten.is_nonzero.default else 'item()')
             return False if args[0].dtype == torch.bool else 0.0 if args[0].is_floating_point() else 0
-        return func(*args, **(kwargs or {}))
 
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
