@@ -449,12 +449,6 @@ def _check_loader_held(held, batch)->tuple|None:
     return tuple(ts)
 
 # %% ../nbs/07_step.ipynb #7595f66f
-def _target_device(device)->torch.device:
-    "The device type a step is planned for, 'cpu' or 'cuda': an index ('cuda:1') or a `torch.device` plans the same"
-    try: kind = torch.device(device).type if isinstance(device, (str, torch.device)) else None
-    except RuntimeError: kind = None  # not a device name: refused below, as given
-    return torch.device(check_choice('device', kind if kind in ('cpu', 'cuda') else device, ('cpu', 'cuda')))
-
 def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               input_shape:tuple=None, # one sample's shape; or give `batch`
               bs:int=None, # the effective batch size; `batch`'s when None
@@ -471,7 +465,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     check_bool('real', real)
     for k, f in (('loss_func', loss_func), ('splitter', splitter)):  # called only mid-step: refused before it
         if f is not None and not callable(f): raise ValueError(f"{k}: must be callable or None, got {f!r}")
-    device = check_device(device) if real else _target_device(device)
+    device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
     model, batch = _cast_step(model, batch, precision, real)
     loader_held = _check_loader_held(loader_held, batch)
