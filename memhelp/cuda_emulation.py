@@ -303,14 +303,14 @@ def _grouped_mm_cpu(a, b, offs=None, bias=None, out_dtype=None):
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
 def _bn_scratch(args, out)->int|None:
-    "A training batch norm's float32 statistics per channel: two buffers, three in channels-last; None in eval"
-    if not args[5]: return None
+    "A batch norm's float32 buffers per channel: in training its statistics, two (three in channels-last); in eval two"
+    if not args[5]: return args[0].shape[1] * 4 * 2 + _nbytes(*out)  # eval (a frozen one): its scale and shift
     cl = args[0].is_contiguous(memory_format=torch.channels_last)  # N x C x 1 x 1 too: measured three
     return args[0].shape[1] * 4 * (3 if cl else 2) + _nbytes(*out)
 
 def _bn_backward_scratch(args, out)->int|None:
-    "A training batch norm's backward: a buffer the size of its input, beside its gradients; None in eval"
-    return _nbytes(args[1], *out) if args[7] else None
+    "A batch norm's backward, in training or eval: a buffer the size of its input, beside its gradients"
+    return _nbytes(args[1], *out)
 
 def _mean_scratch(args, out)->int:
     "`mean` of bf16/fp16: a float32 copy summed into a float32 result, cast into the output while both are alive"
