@@ -281,7 +281,8 @@ def _get_free_block(self:CachingAllocatorModel, small:bool, size:int):
     if size < c.max_split_size <= b.size: return None
     if size >= c.max_split_size and b.size >= size + c.max_non_split_rounding: return None
     if b.addr != addrs[0]: self._drop_free(b)
-    else:  # the first of its size, taken out as `_drop_free` would, without searching for it (the common case)
+    else:  # the first of its size, taken out as `_drop_free` would without searching for it (the common case;
+        # measured: lstm_lm's 16k-token CUDA plan 9.55 s with `_drop_free` here, 9.0 s without, same machine and hour)
         del self._free_at[b.addr]
         if len(addrs) > 1: del addrs[0]
         else: del self._addrs[small][b.size], sizes[i]

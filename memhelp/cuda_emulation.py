@@ -202,14 +202,15 @@ def _columns(x, w, stride, padding)->int:
 def _as_2d(x, w, stride, padding, dilation)->tuple:
     "A 1d convolution's (input, weight, stride, padding, dilation) as the 2d one of height 1 ATen runs; others as is"
     # `_convolution` (aten/src/ATen/native/Convolution.cpp): "Expand 1d -> 2d", `view1d_as_2d` and `view4d`
-    # (unsqueeze(2)), after `input.contiguous()`: a non-contiguous input is copied (a meta tensor stands for the copy)
+    # (unsqueeze(2)), after `input.contiguous()`: a non-contiguous input is copied, forward and backward alike (a meta
+    # tensor stands for the copy)
     if x.ndim != 3: return x, w, stride, padding, dilation
     if not x.is_contiguous(): x = torch.empty(x.shape, dtype=x.dtype, device='meta')
     return x.unsqueeze(2), w.unsqueeze(2), (1, *stride), (0, *padding), (1, *dilation)
 
 def _transposed_columns(x, w, sample:bool=False)->int:
     "Bytes of `slow_conv_transpose2d`'s columns, (C_out k_h k_w) x (H_in W_in) per sample: the whole batch's, or one's"
-    n = w.shape[1] * w.shape[2] * w.shape[3] * x.shape[2] * x.shape[3] * x.element_size()  # w: C_in x C_out x k_h x k_w
+    n = math.prod(w.shape[1:]) * math.prod(x.shape[2:]) * x.element_size()  # w: C_in x C_out x k_h x k_w
     return n if sample else n * x.shape[0]
 
 def _columns3d(x, w, stride, padding, G:int=1, view:bool=True)->int:
@@ -248,7 +249,8 @@ def _conv_scratch(args, out)->int|None:
 def _conv_backward_scratch(args, out)->int|None:
     "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
     go, x, w, _, stride, padding, dilation, transposed, _, G, mask = args[:11]
-    if x.ndim == 3: go = go.unsqueeze(2)  # backward views a 1d one as 2d too, copying nothing
+    copied = _nbytes(x) if x.ndim == 3 and not x.is_contiguous() else 0  # a 1d one's input: copied here too
+    if x.ndim == 3: go = go.unsqueeze(2)  # the output's gradient: viewed as 2d, not copied
     x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
     if kernel is None or (G > 1 and not go.is_contiguous()): return None
@@ -275,9 +277,9 @@ def _conv_backward_scratch(args, out)->int|None:
         go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
         cols = _columns(x, w, stride, padding) // G
         one = copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + cols)
-    if G == 1: return one
+    if G == 1: return copied + one
     kept = gi + gw + gb  # each group's gradients, kept until all are `cat` into one
-    return max((G - 1) * kept + _group_copy(go, G) + _group_copy(x, G) + one, 2 * G * kept)
+    return copied + max((G - 1) * kept + _group_copy(go, G) + _group_copy(x, G) + one, 2 * G * kept)
 
 # %% ../nbs/08_cuda_emulation.ipynb #gm27c1
 _GROUPED_MM = getattr(getattr(torch.ops.aten, '_grouped_mm', None), 'default', None)  # torch 2.8 and later
