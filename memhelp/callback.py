@@ -102,6 +102,7 @@ class MemRecorder(ClosingCallback):
     def after_step(self):
         self._set_kind(tensors_in(list(optimizer_state(self.opt).values())), 'optimizer state')
         self._record('step'); self._count += 1
+    def after_batch(self):  # stopped after fastai's `zero_grad`: a torch optimizer's frees its gradients there
         if self.n_batches is not None and self._count >= self.n_batches: raise CancelFitException()
 
     def _set_kind(self, tensors, kind, module=None):
