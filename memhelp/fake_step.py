@@ -116,6 +116,10 @@ def fastai_step(model, opt, xb, precision='fp32',
             del previous_preds  # `Learner.pred` now refers to the new predictions
             pred = _loop_pred(pred, precision)
             loss = (loss_func or _default_loss)(pred, *yb)
+        if isinstance(loss, torch.Tensor) and not loss.requires_grad:  # torch's error at `backward` names no cause
+            raise ValueError(f"model: {type(model).__name__}'s loss needs no gradient: no trainable parameter reaches "
+                             "it (a forward detached or under no_grad, or checkpoint(use_reentrant=True) of inputs that "
+                             "need no gradient)")
         loss.backward(); del loss
     # fastai's LAMB reads values (`r1 == 0`): on fake tensors, answered and noted (`_GuessedReads`); real ones pass
     with _GuessedReads() if any(isinstance(t, FakeTensor) for t in tensors_in(xb)) else contextlib.nullcontext():
