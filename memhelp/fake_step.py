@@ -18,6 +18,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
 from fastai.losses import BaseLoss
 from fastai.layers import ToTensorBase
+from fastai.torch_core import TensorBase
 from fastai.text.models.core import SentenceEncoder
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
@@ -60,11 +61,14 @@ def plain_loss(loss_func, # a loss function, fastai's or any other
 
 @contextmanager
 def plain_fastai_losses():
-    "Inside the block, every fastai loss as `plain_loss` makes it: those a loss function makes as it runs too"
+    "Inside the block, every fastai loss as `plain_loss` makes it, and `TensorBase(x)` of a fake tensor is `x` itself"
     keep = BaseLoss._contiguous  # fastai 2.8.7's losses.py: `TensorBase(x.transpose(self.axis,-1).contiguous())`
     BaseLoss._contiguous = lambda self, x: x.transpose(self.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
+    # fastai's `DiceLoss` casts its input and target: a subclass view of the same storage, no memory either way
+    new = TensorBase.__dict__['__new__']
+    TensorBase.__new__ = lambda cls, x, **kw: x if isinstance(x, FakeTensor) else new.__func__(cls, x, **kw)
     try: yield
-    finally: BaseLoss._contiguous = keep
+    finally: BaseLoss._contiguous, TensorBase.__new__ = keep, new
 
 def _loop_pred(pred, precision):
     "The predictions as fastai's loop keeps them: in float32 under autocast (`MixedPrecision.after_pred`), else as is"
@@ -192,7 +196,9 @@ def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)-
 # %% ../nbs/09_fake_step.ipynb #a6d0962b
 def _shadow(model, dev='cpu'):
     "(fake mode, copy of `model`) whose parameters and held tensors have shapes and dtypes but no data"
-    mode, memo = FakeTensorMode(), {}
+    # real tensors the step meets outside the model (a loss's class weights, a closure's constant) are taken as fakes
+    # of their shape: they exist before a real step too, so they cost it nothing
+    mode, memo = FakeTensorMode(allow_non_fake_inputs=True), {}
     with mode:
         for t in [*model.parameters(), *held_tensors(model)]:
             if id(t) in memo: continue
