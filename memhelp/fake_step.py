@@ -567,6 +567,18 @@ def _module_stack(model):
 # %% ../nbs/09_fake_step.ipynb #21e6b53b
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 
+def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
+    "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"
+    shape = spec.input_shape
+    if not isinstance(m, nn.Conv2d) or not shapes or shapes[0] != (spec.micro_bs, *shape): return None
+    c = m.in_channels
+    if len(shape) == 3 and shape[0] == c: return None  # the channels are right: something else is wrong
+    want = f"(C, H, W) = ({c}, H, W), e.g. ({c}, 224, 224)"
+    if len(shape) == 4:
+        return f"input_shape: {shape} has 4 dimensions; give one sample's shape {want}, and the batch size as bs"
+    if len(shape) == 3 and shape[-1] == c: return f"input_shape: {shape} is channels last; give {want}"
+    return f"input_shape: {spec.name} takes images of {c} channels (its first layer `{name}`); give {want}, got {shape}"
+
 @contextmanager
 def _failures_named(model, spec:StepSpec):
     "Inside the block, an error raised in a module of `model` becomes a ValueError naming it and its inputs' shapes"
@@ -583,6 +595,7 @@ def _failures_named(model, spec:StepSpec):
             if 'Storage size calculation overflowed' in str(e):  # torch's limit on a tensor's size: the batch's fault
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
+            if (hint := _input_shape_hint(spec, name, m, shapes)): raise ValueError(hint) from None
             if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
                                  f"(raised by {where})") from None

@@ -258,22 +258,17 @@ def sentence_encoder_tail():
     with mock.patch.object(SentenceEncoder, 'forward', _tail_only(SentenceEncoder.forward)): yield
 
 # %% ../nbs/07_step.ipynb #8d1f8f4f
-def _check_input_shape(model, shape):
-    "Refuse an `input_shape` that cannot be one sample's shape for `model`, saying the expected form"
+def _check_input_shape(shape):
+    "Refuse an `input_shape` that is not a shape at all; whether the model takes it, its first layer says in the step"
     positive = lambda s: isinstance(s, int) and not isinstance(s, bool) and s >= 1
     if not isinstance(shape, (tuple, list)) or not shape or not all(map(positive, shape)):
         raise ValueError(f"input_shape: must be a tuple of positive ints such as (3, 224, 224) or (72,), got {shape!r}")
-    conv = next((m for m in model.modules() if isinstance(m, nn.Conv2d)), None)
-    if conv is None: return
-    c, want = conv.in_channels, f"(C, H, W) = ({conv.in_channels}, H, W), e.g. ({conv.in_channels}, 224, 224)"
-    if len(shape) == 4:
-        raise ValueError(f"input_shape: {tuple(shape)} has 4 dimensions; give one sample's shape {want}, and the batch "
-                         f"size as bs")
-    if len(shape) == 3 and shape[0] != c and shape[-1] == c:
-        raise ValueError(f"input_shape: {tuple(shape)} is channels last; give {want}")
-    if len(shape) != 3 or shape[0] != c:
-        raise ValueError(f"input_shape: {type(model).__name__} takes images of {c} channels; give {want}, got "
-                         f"{tuple(shape)}")
+
+def _input_dtype(model)->torch.dtype:
+    "The dtype of a float input `model` takes: its floating-point parameters' one dtype (a `.double()` model), else fp32"
+    dts = {p.dtype for p in model.parameters() if p.is_floating_point()}
+    return dts.pop() if len(dts) == 1 else torch.float32
+
 
 # %% ../nbs/07_step.ipynb #ebd01c78
 def _resolve_batch(model, input_shape, bs, batch):
@@ -281,12 +276,13 @@ def _resolve_batch(model, input_shape, bs, batch):
     if batch is None:
         if input_shape is None:
             raise ValueError("input_shape: give one sample's shape, e.g. (3, 224, 224), or a sample batch as batch=")
-        _check_input_shape(model, input_shape); check_int('bs', bs)
+        _check_input_shape(input_shape); check_int('bs', bs)
         embs = [m for m in model.modules() if isinstance(m, (nn.Embedding, nn.EmbeddingBag))]
         tokens = len(input_shape) == 1 and bool(embs)  # token ids: a target per token, or per sample where a bag pools
         per_token = tokens and not any(isinstance(m, nn.EmbeddingBag) for m in embs)
         try:
-            x = torch.empty((bs, *input_shape), dtype=torch.long if tokens else torch.float32, device='meta')
+            x = torch.empty((bs, *input_shape), dtype=torch.long if tokens else _input_dtype(model),
+                            device='meta')
             y = torch.empty((bs, *input_shape) if per_token else (bs,), dtype=torch.long, device='meta')
         except RuntimeError as e:  # torch sizes no tensor beyond 2**63 bytes, even on the meta device
             raise ValueError(f"bs: a batch of {bs} samples of {tuple(input_shape)} is larger than torch can size "
@@ -356,6 +352,11 @@ def _model_named(model, checkpoint)->tuple:
         raise ValueError(f"model: must be an nn.Module or a model name, got {type(model).__name__}")
     model = named_model(model) if isinstance(model, str) else model
     if (eager := _compiled_module(model)) is not None: name, model = f"{type(eager).__name__} (compiled)", eager
+    lazy = [(n, m) for n, m in model.named_modules()
+            if isinstance(m, nn.modules.lazy.LazyModuleMixin) and m.has_uninitialized_params()]
+    if lazy:  # torch sizes a lazy module's weights in its first forward, which a plan must have seen
+        raise ValueError(f"model: {name}'s lazy module `{lazy[0][0] or name}` ({type(lazy[0][1]).__name__}) has no "
+                         "weights yet: run one batch through the model first (`model(xb)`, torch's dry run), then plan it")
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"model: {name} has no trainable parameters, so a training step has nothing to update; "
                          "unfreeze some (learn.unfreeze()), or measure inference with memhelp.core.track_memory")
