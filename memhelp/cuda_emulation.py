@@ -319,11 +319,35 @@ def _mean_scratch(args, out)->int:
     x = args[0]
     return (x.numel() + out.numel()) * 4 + _nbytes(out) if x.dtype in _HALF and out.dtype == x.dtype else 0
 
+def _softmax_scratch(args, out)->int:
+    "`_softmax`, `_log_softmax`: a contiguous copy of an input that is not contiguous (SoftMax.cpp), and the output"
+    return (0 if args[0].is_contiguous() else _nbytes(args[0])) + _nbytes(out)
+
+def _softmax_backward_scratch(args, out)->int:
+    "Their backwards: contiguous copies of the output's gradient and of the output, where not contiguous; the gradient"
+    return sum(_nbytes(t) for t in args[:2] if not t.is_contiguous()) + _nbytes(out)
+
+def _lengths_copies(*ls)->int:
+    "LossCTC.cpp's `ctc_loss_tensor`: lengths copied as contiguous int64 on the CPU unless they are already"
+    return sum(t.numel() * 8 for t in ls if t.dtype != torch.int64 or not t.is_contiguous())
+
+def _ctc_scratch(args, out)->int:
+    "`_ctc_loss` (tensor lengths): the lengths' copies, then its loss and alpha table"
+    return _lengths_copies(*args[2:4]) + _nbytes(*out)
+
+def _ctc_backward_scratch(args, out)->int:
+    "Its backward: the lengths' copies, the log-probs' gradient and a beta table the size of the alpha one (`log_beta`)"
+    return _lengths_copies(*args[3:5]) + _nbytes(args[6], out)
+
 _aten = torch.ops.aten
 _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward.default: _conv_backward_scratch,
             _aten.native_batch_norm.default: _bn_scratch,
             _aten.native_batch_norm_backward.default: _bn_backward_scratch,
-            _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch}  # what each holds, outputs included
+            _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch,
+            _aten._softmax.default: _softmax_scratch, _aten._log_softmax.default: _softmax_scratch,
+            _aten._softmax_backward_data.default: _softmax_backward_scratch,
+            _aten._log_softmax_backward_data.default: _softmax_backward_scratch,
+            _aten._ctc_loss.Tensor: _ctc_scratch, _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch}  # what each holds, outputs included
 
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"

@@ -248,6 +248,7 @@ class _KnownValues(TorchDispatchMode):
         self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
         self.of_batch = WeakIdKeyDictionary()  # the followed tensors computed from the batch (others: from shapes)
         self.n_ops, self.start = 0, time.monotonic(); self.said = self.start  # every operator passes here: a clock
+        self.target = 'cpu'  # the device the step is for (`_unknowns_noted` sets it)
     def beat(self):
         "Say that the step still runs, once every `_BEAT_S` seconds"
         now = time.monotonic()
@@ -272,6 +273,8 @@ class _KnownValues(TorchDispatchMode):
         kwargs = kwargs or {}; _one_dtype(func, args)
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
+        if func in _MASK_INDEXED: args = _masks_as_indices(self, args); ins = tensors_in([list(args), kwargs])
+        if func in _CTC: return _ctc_sized(self, func, args)  # its kernels read the lengths' values in C++
         if not all(t in self.values for t in ins) or not (ins or _int_factory(func, args, kwargs)):
             if func._schema.is_mutable: _forget_written(self.values, func, args, kwargs)  # its old values are stale
             return self.bounded(func, args, kwargs)
@@ -301,7 +304,9 @@ class _KnownValues(TorchDispatchMode):
 def _int_factory(func, args, kwargs)->bool:
     "Is `func` a factory of integers (`arange(n)`, `zeros(..., dtype=torch.long)`): values known from its arguments"
     dt = kwargs.get('dtype')
-    if dt is None:  # `arange` of ints is int64 without a dtype: Hugging Face's positions (`cache_position`) are one
+    if dt is None:  # `arange` of ints is int64 without a dtype: Hugging Face's positions (`cache_position`) are one;
+        # `full` of an int too (a CTC loss's lengths, `torch.full((n,), t)`)
+        if func.overloadpacket is torch.ops.aten.full: return isinstance(args[1], int)
         return func.overloadpacket is torch.ops.aten.arange and all(isinstance(a, int) for a in args)
     return not dt.is_floating_point and not dt.is_complex and func._schema.returns and \
         not any(a.type.isSubtypeOf(torch._C.TensorType.get()) for a in func._schema.arguments)
@@ -311,6 +316,41 @@ def _forget_written(values, func, args, kwargs):
     schema = func._schema.arguments
     for a, v in zip(schema, [*args, *[kwargs.get(a.name) for a in schema[len(args):]]]):
         if a.alias_info is not None and a.alias_info.is_write and isinstance(v, torch.Tensor): values.pop(v, None)
+
+_MASK_INDEXED = {torch.ops.aten.index.Tensor, torch.ops.aten.index_put.default, torch.ops.aten.index_put_.default,
+                 torch.ops.aten._index_put_impl_.default}  # `x[mask]`, `x[mask] = v`, and their backwards
+
+def _masks_as_indices(known:_KnownValues, args)->tuple:
+    "`args` with each boolean index as the long indices of its True elements, as ATen's `expandTensors` makes them"
+    def coords(m):  # known from shapes alone (a causal mask): exact; from the batch or not known: every one selected
+        if m in known.values and m not in known.of_batch: return known.values[m].nonzero()
+        known.unknowns[_LARGEST_TAKEN.format('x[mask]')] = None
+        return torch.ones(m.shape, dtype=torch.bool).nonzero()
+    indices = []
+    for m in args[1]:
+        if not (isinstance(m, torch.Tensor) and m.dtype in (torch.bool, torch.uint8)): indices.append(m); continue
+        with _disable_current_modes(): nz = coords(m)
+        at = torch.empty(nz.shape, dtype=torch.long, device=m.device)  # fake, not tracked: in a real step, the
+        for j in range(m.ndim): indices.append(known.know(at.select(1, j), nz[:, j]))  # kernel's own scratch too
+    return (args[0], indices, *args[2:])
+
+_CTC = {torch.ops.aten._ctc_loss.Tensor, torch.ops.aten._ctc_loss_backward.Tensor}
+_CTC_BOUND = ("`ctc_loss` with target lengths the plan cannot know: planned with every target at its padded length, an "
+              "upper bound")
+_CTC_CUDA = ("CTC's CUDA kernels (LossCTC.cu, or cuDNN's) allocate inside themselves (a beta table the size of the "
+             "alpha one in backward): not in the allocator's trace")
+
+def _ctc_sized(known:_KnownValues, func, args):
+    "`_ctc_loss`'s (loss, alpha table), or its backward's gradient, made as LossCTC.cpp's kernels make them"
+    if func is torch.ops.aten._ctc_loss_backward.Tensor: return torch.empty(args[1].shape, dtype=args[1].dtype)
+    if known.target == 'cuda': known.unknowns[_CTC_CUDA] = None
+    lp, targets, lengths = args[0], args[1], args[3]  # (log_probs, targets, input_lengths, target_lengths, ...)
+    if lengths in known.values and lengths not in known.of_batch:
+        with _disable_current_modes(): longest = int(known.values[lengths].max())
+    else:  # the batch's lengths: another batch's can be longer, up to the targets' padded length
+        known.unknowns[_CTC_BOUND] = None
+        longest = targets.shape[1] if targets.ndim == 2 else targets.numel()
+    return lp.new_empty(lp.shape[1]), lp.new_empty((lp.shape[1], lp.shape[0], 2 * longest + 1))
 
 _OP_NAMES = {'_local_scalar_dense': 'item()', 'is_nonzero': 'bool()'}  # what a user writes
 _LARGEST = {  # a selection by values the plan cannot know, at its largest: every element selected
@@ -411,17 +451,40 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
+def _int_buffers_known(shadow, model, known:_KnownValues):
+    "Follow the values of `shadow`'s small integer buffers from `model`'s: a BatchNorm of momentum None reads its count"
+    real = dict(model.named_buffers())
+    with _disable_current_modes():
+        for n, b in shadow.named_buffers():
+            r = real.get(n)
+            if r is None or r.is_floating_point() or r.is_meta or r.numel() > 1024 or b in known.values: continue
+            known.values[b] = r.detach().clone()  # the model's, not the batch's: the same for any batch
+
 def _kept_specs(model, spec:StepSpec, known=None,
                 pred:list=None, # the predictions' part, when known already: no forward
                )->list:
     "Shapes and dtypes of what fastai's loop keeps from the step before (the batch, the predictions): a no-grad forward"
     fake = known is not None
     dev, amp = (torch.device('cpu'), spec.device.type) if fake else (spec.device, None)
+    if fake: _int_buffers_known(model, spec.model, known)
     xb, yb = split_batch(_make_batch(spec.batch, spec.micro_bs, dev, known), spec.n_inp)
     if pred is None:
         with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): out = _forward(model, xb)
         pred = [(t.shape, t.dtype) for t in _pred_tensors(_loop_pred(out, spec.precision))]
     return [[(t.shape, t.dtype) for t in _pred_tensors((xb, yb))], pred]
+
+class _LossFailed(RuntimeError):
+    "A user's loss function failed on shape-only tensors (`error`): the loss, not the model, is to blame"
+    def __init__(self, name, error): super().__init__(f"{name}: {error}"); self.name, self.error = name, error
+
+def _loss_named(loss_func):
+    "`loss_func`, its failures raised as `_LossFailed` (None: the default loss, which runs on any predictions)"
+    if loss_func is None: return None
+    name = getattr(loss_func, '__name__', type(loss_func).__name__)
+    def f(*args):
+        try: return loss_func(*args)
+        except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _LossFailed(name, e) from e
+    return f
 
 def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False,
                kept:list=None, # `_kept_specs`, when known already (the steps of one batch shape keep the same)
@@ -429,7 +492,8 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     "(bytes `model` holds at the start, tracked peak, trace) of a steady `fastai_step` of `spec`; fake with `known`"
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
-    loss_func, bs = plain_loss(spec.loss_func) if fake else spec.loss_func, spec.micro_bs
+    loss_func, bs = _loss_named(plain_loss(spec.loss_func)) if fake else spec.loss_func, spec.micro_bs
+    if fake: _int_buffers_known(model, spec.model, known)  # before any forward: it may read them
     specs = kept or _kept_specs(model, spec, known)
     if fake: _READS_GUESSED.clear()  # this step's reads only (a warm-up's are the same optimizer's)
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
@@ -620,6 +684,10 @@ def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
         return ValueError(f"bs: a batch of {spec.micro_bs} rows is too large for a prediction to follow its values "
                           f"({fmt_bytes(max(known.unfollowed))}; FOLLOW_LIMIT is {fmt_bytes(FOLLOW_LIMIT)}), and "
                           f"{spec.name} reads them ({_first_line(e)}); predict a smaller bs, or measure_memory")
+    if isinstance(e, _LossFailed):
+        return ValueError(f"loss_func: {e.name} could not run on shape-only (fake) tensors: {_first_line(e.error)}. A "
+                          "loss that reads its inputs' values to size a result cannot be predicted; use measure_memory "
+                          "on a small batch instead")
     return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
                       "A model that reads tensor values outside its batch, or keeps tensors in objects that are not "
                       "modules, cannot be predicted; use measure_memory on a small batch instead")
@@ -641,6 +709,7 @@ def _custom_functions(out)->set:
 def _unknowns_noted(model, known:_KnownValues, device:str='cpu'):
     "Note in `known.unknowns` custom Functions, operators run for real on zeros, and cuDNN's RNNs on CUDA"
     if device == 'cuda' and any(isinstance(m, nn.RNNBase) for m in model.modules()): known.unknowns[_CUDNN_RNN] = None
+    known.target = device  # the loss's kernels are the device's too (`_ctc_sized`)
     def fns(m, args, out):
         for f in sorted(_custom_functions(out)): known.unknowns[_CUSTOM_FN.format(f)] = None
     ft, run = torch._subclasses.fake_tensor, torch._subclasses.fake_tensor.run_fallback_kernel
