@@ -27,8 +27,8 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
-                          checkpointed, hf_masks_as_run, hf_checkpointing, PRECISIONS, sentence_encoder_tail,
-                          repeated_blocks, layer_structure, model_fingerprint, forget_cast_copies)
+                          checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
+                          sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint, forget_cast_copies)
 from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -486,6 +486,13 @@ def _loss_named(loss_func):
         except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _LossFailed(name, e) from e
     return f
 
+def _inplace_start(spec:StepSpec, model, e)->ValueError:
+    "The error for a checkpointed step whose backward found a kept input overwritten: the segments' in-place starts"
+    starts = [f"`{n}` ({type(l).__name__}, in place)" for n, l in checkpointed_starts(model) if getattr(l, 'inplace', 0)]
+    why = f": {', '.join(starts)} overwrites the input its segment keeps to run again" if starts else ''
+    return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
+                      f"); plan another number of segments (0: none), or make that layer not in place")
+
 def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False,
                kept:list=None, # `_kept_specs`, when known already (the steps of one batch shape keep the same)
               )->tuple:
@@ -511,7 +518,10 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous, raw]), 'batch', '(batch)')
         # fake: fastai's losses without their TensorBase cast, those made in `loss_func` as it runs too
         with plain_fastai_losses() if fake else contextlib.nullcontext():
-            fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
+            try: fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
+            except RuntimeError as e:
+                if spec.checkpoint and 'modified by an inplace operation' in str(e): raise _inplace_start(spec, model, e)
+                raise
         del xb, yb, raw
     if fake:  # values the optimizer read, answered without being known: said in the plan
         for r in sorted(_READS_GUESSED): known.unknowns[_OPT_READ.format(r)] = None

@@ -27,8 +27,8 @@ from .allocator import MIN_BLOCK
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
-           'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'hf_checkpointing', 'model_fingerprint',
-           'forget_cast_copies', 'StepSpec', 'step_spec']
+           'checkpointed_starts', 'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'hf_checkpointing',
+           'model_fingerprint', 'forget_cast_copies', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -214,6 +214,21 @@ def checkpointed(model:nn.Module, # the model to change in place
         plain = isinstance(b, nn.Sequential) and type(b).forward is nn.Sequential.forward
         (checkpoint_model if plain else checkpoint_layers)(b, min(segments, len(b)))
     return model
+
+# %% ../nbs/07_step.ipynb #ck27e1
+def checkpointed_starts(model:nn.Module, # a model that `checkpointed` changed
+                       )->list:
+    "(name, layer) of the first leaf layer of each segment `model` runs under checkpointing"
+    names, found = {id(m): n for n, m in model.named_modules()}, []
+    for m in model.modules():
+        f = m.__dict__.get('forward')
+        firsts = ([g[0] for g in f.groups[:-1]] if isinstance(f, _CheckpointedForward) else
+                  [m] if isinstance(f, _CheckpointedLayer) else [])
+        for l in firsts:
+            leaf = next((c for c in l.modules() if next(c.children(), None) is None), l)
+            found.append((names.get(id(leaf), ''), leaf))
+    return found
+
 
 # %% ../nbs/07_step.ipynb #350aebd3
 # transformers.masking_utils (5.x): the checks that read a mask's values unless `is_tracing` (a causal mask, packed
