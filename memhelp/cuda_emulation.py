@@ -347,7 +347,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._softmax.default: _softmax_scratch, _aten._log_softmax.default: _softmax_scratch,
             _aten._softmax_backward_data.default: _softmax_backward_scratch,
             _aten._log_softmax_backward_data.default: _softmax_backward_scratch,
-            _aten._ctc_loss.Tensor: _ctc_scratch, _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch}  # what each holds, outputs included
+            _aten._ctc_loss.Tensor: _ctc_scratch,
+            _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch}  # what each holds, outputs included
 
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"

@@ -28,7 +28,8 @@ from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
-                          sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint, forget_cast_copies)
+                          sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
+                          forget_cast_copies)
 from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -122,8 +123,8 @@ def fastai_step(model, opt, xb, precision='fp32',
             loss = (loss_func or _default_loss)(pred, *yb)
         if isinstance(loss, torch.Tensor) and not loss.requires_grad:  # torch's error at `backward` names no cause
             raise ValueError(f"model: {type(model).__name__}'s loss needs no gradient: no trainable parameter reaches "
-                             "it (a forward detached or under no_grad, or checkpoint(use_reentrant=True) of inputs that "
-                             "need no gradient)")
+                             "it (a forward detached or under no_grad, or checkpoint(use_reentrant=True) of inputs "
+                             "that need no gradient)")
         loss.backward(); del loss
     # fastai's LAMB reads values (`r1 == 0`): on fake tensors, answered and noted (`_GuessedReads`); real ones pass
     with _GuessedReads() if any(isinstance(t, FakeTensor) for t in tensors_in(xb)) else contextlib.nullcontext():
@@ -488,7 +489,8 @@ def _loss_named(loss_func):
 
 def _inplace_start(spec:StepSpec, model, e)->ValueError:
     "The error for a checkpointed step whose backward found a kept input overwritten: the segments' in-place starts"
-    starts = [f"`{n}` ({type(l).__name__}, in place)" for n, l in checkpointed_starts(model) if getattr(l, 'inplace', 0)]
+    starts = [f"`{n}` ({type(l).__name__}, in place)" for n, l in checkpointed_starts(model)
+              if getattr(l, 'inplace', False)]
     why = f": {', '.join(starts)} overwrites the input its segment keeps to run again" if starts else ''
     return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
                       f"); plan another number of segments (0: none), or make that layer not in place")
@@ -520,7 +522,8 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         with plain_fastai_losses() if fake else contextlib.nullcontext():
             try: fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
             except RuntimeError as e:
-                if spec.checkpoint and 'modified by an inplace operation' in str(e): raise _inplace_start(spec, model, e)
+                if spec.checkpoint and 'modified by an inplace operation' in str(e):
+                    raise _inplace_start(spec, model, e) from None
                 raise
         del xb, yb, raw
     if fake:  # values the optimizer read, answered without being known: said in the plan

@@ -280,7 +280,7 @@ def _check_input_shape(shape):
         raise ValueError(f"input_shape: must be a tuple of positive ints such as (3, 224, 224) or (72,), got {shape!r}")
 
 def _input_dtype(model)->torch.dtype:
-    "The dtype of a float input `model` takes: its floating-point parameters' one dtype (a `.double()` model), else fp32"
+    "The dtype of a float input to `model`: its floating-point parameters' one dtype (a `.double()` model), else fp32"
     dts = {p.dtype for p in model.parameters() if p.is_floating_point()}
     return dts.pop() if len(dts) == 1 else torch.float32
 
@@ -371,7 +371,8 @@ def _model_named(model, checkpoint)->tuple:
             if isinstance(m, nn.modules.lazy.LazyModuleMixin) and m.has_uninitialized_params()]
     if lazy:  # torch sizes a lazy module's weights in its first forward, which a plan must have seen
         raise ValueError(f"model: {name}'s lazy module `{lazy[0][0] or name}` ({type(lazy[0][1]).__name__}) has no "
-                         "weights yet: run one batch through the model first (`model(xb)`, torch's dry run), then plan it")
+                         "weights yet: run one batch through the model first (`model(xb)`, torch's dry run), then "
+                         "plan it")
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"model: {name} has no trainable parameters, so a training step has nothing to update; "
                          "unfreeze some (learn.unfreeze()), or measure inference with memhelp.core.track_memory")
