@@ -475,8 +475,11 @@ def max_batch_size(model:nn.Module|str, # the model, or a name for `get_model`
     plan = functools.lru_cache(None)(lambda bs: _predict_as(model, input_shape, bs, **kwargs))
     pb = _bar(6 * limit.bit_length(), show_progress); pb.update(0)
     def tick(lo, hi): pb.comment = f'batch size in [{lo}, {hi})'; pb.update(min(pb.last_v + 1, pb.total - 1))
-    try: return _search(plan, b, _on(budget), alloc_conf, limit, tick)
+    try: best = _search(plan, b, _on(budget), alloc_conf, limit, tick)
     finally: pb.update(pb.total)
+    if best == limit:  # the search stops there: a larger batch may fit too
+        warnings.warn(f"max_batch_size: the limit, {limit}, fits; a larger batch may too: give a larger limit")
+    return best
 
 # %% ../nbs/20_planner.ipynb #baea182b
 @patch
@@ -710,6 +713,15 @@ def _option_values(argv:list, options=('--budget',))->list:
     return out
 
 # %% ../nbs/20_planner.ipynb #cf26fd52
+_CLI_OPTIONS = {'target_bs': '--bs', 'bs': '--bs', 'size': '--size', 'budget': '--budget', 'precision': '--precision',
+                'opt': '--opt', 'device': '--device', 'n_gpus': '--n_gpus', 'strategy': '--strategy',
+                'alloc_conf': '--alloc_conf'}  # the Python name an error starts with -> the command line's option
+
+def _cli_option(e)->str:
+    "`e`'s message, the argument it starts with named as `memhelp-plan`'s option (`target_bs: ...` -> `--bs: ...`)"
+    name, sep, rest = str(e).partition(': ')
+    return f"{_CLI_OPTIONS.get(name, name)}{sep}{rest}"
+
 def _memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  size:Param("image side in pixels (sequence length for lstm_lm)", int)=224,
                  bs:Param("batch size you want", int)=64,
@@ -722,7 +734,7 @@ def _memhelp_plan(model:Param("a torchvision model name, or lstm_lm", str),
                  alloc_conf:Param("PYTORCH_CUDA_ALLOC_CONF to plan with, e.g. expandable_segments:True", str)=None):
     "Will it fit? Predict a training step's peak memory and rank the ways to make it fit"
     try: print(_cli_answer(model, size, bs, budget, precision, opt, device, n_gpus, strategy, alloc_conf))
-    except ValueError as e: raise SystemExit(f"memhelp-plan: {e}")
+    except ValueError as e: raise SystemExit(f"memhelp-plan: {_cli_option(e)}")
 
 # %% ../nbs/20_planner.ipynb #2cbffab0
 @functools.wraps(_memhelp_plan)
