@@ -23,7 +23,7 @@ from fastai.text.models.core import SentenceEncoder
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number, check_bool, kernel_scratch_available,
-                          asks_fake_device, round_up)
+                          asks_fake_device, round_up, note_kernel_scratch)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
@@ -274,7 +274,12 @@ class _KnownValues(TorchDispatchMode):
         kwargs = kwargs or {}; _one_dtype(func, args)
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
-        if func in _MASK_INDEXED: args = _masks_as_indices(self, args); ins = tensors_in([list(args), kwargs])
+        if func in _MASK_INDEXED and any(_is_mask(m) for m in args[1]):  # sizes from the masks' True elements
+            args, temp = _masks_as_indices(self, args)
+            out = self.__torch_dispatch__(func, types, args, kwargs)
+            # in a real step the kernel holds the masks' `nonzero` (int64, an index of each True) beside its output
+            note_kernel_scratch(temp + (0 if func._schema.is_mutable else _nbytes(out)))
+            return out
         if func in _CTC: return _ctc_sized(self, func, args)  # its kernels read the lengths' values in C++
         if not all(t in self.values for t in ins) or not (ins or _int_factory(func, args, kwargs)):
             if func._schema.is_mutable: _forget_written(self.values, func, args, kwargs)  # its old values are stale
@@ -321,19 +326,22 @@ def _forget_written(values, func, args, kwargs):
 _MASK_INDEXED = {torch.ops.aten.index.Tensor, torch.ops.aten.index_put.default, torch.ops.aten.index_put_.default,
                  torch.ops.aten._index_put_impl_.default}  # `x[mask]`, `x[mask] = v`, and their backwards
 
+def _is_mask(m)->bool: return isinstance(m, torch.Tensor) and m.dtype in (torch.bool, torch.uint8)
+
 def _masks_as_indices(known:_KnownValues, args)->tuple:
-    "`args` with each boolean index as the long indices of its True elements, as ATen's `expandTensors` makes them"
+    "(`args`, each boolean index as the long indices of its True elements as ATen's `expandTensors` makes them; bytes)"
     def coords(m):  # known from shapes alone (a causal mask): exact; from the batch or not known: every one selected
         if m in known.values and m not in known.of_batch: return known.values[m].nonzero()
         known.unknowns[_LARGEST_TAKEN.format('x[mask]')] = None
         return torch.ones(m.shape, dtype=torch.bool).nonzero()
-    indices = []
+    indices, temp = [], 0
     for m in args[1]:
-        if not (isinstance(m, torch.Tensor) and m.dtype in (torch.bool, torch.uint8)): indices.append(m); continue
+        if not _is_mask(m): indices.append(m); continue
         with _disable_current_modes(): nz = coords(m)
-        at = torch.empty(nz.shape, dtype=torch.long, device=m.device)  # fake, not tracked: in a real step, the
-        for j in range(m.ndim): indices.append(known.know(at.select(1, j), nz[:, j]))  # kernel's own scratch too
-    return (args[0], indices, *args[2:])
+        at = torch.empty(nz.shape, dtype=torch.long, device=m.device)  # fake, not tracked: inside the kernel
+        for j in range(m.ndim): indices.append(known.know(at.select(1, j), nz[:, j]))
+        temp += nz.numel() * 8
+    return (args[0], indices, *args[2:]), temp
 
 _CTC = {torch.ops.aten._ctc_loss.Tensor, torch.ops.aten._ctc_loss_backward.Tensor}
 _CTC_BOUND = ("`ctc_loss` with target lengths the plan cannot know: planned with every target at its padded length, an "
