@@ -136,6 +136,21 @@ def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
     return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, None,
                                                               scale=scale, **gqa)[0]
 
+# %% ../nbs/08_cuda_emulation.ipynb #sm27e1
+def _cuda_softmax_backward(grad, output, dim, input_dtype):
+    "`_softmax_backward_data` as SoftMax.cu runs it: `grad * output` first, then contiguous copies where needed"
+    tmp = grad * output  # freed when the kernel returns, after its result is made
+    tmp, output = tmp.contiguous(), output.contiguous()  # here, above autograd: `contiguous` is a tracked `clone`
+    with torch._C._AutoDispatchBelowAutograd():  # the kernel itself, below this autograd-key override
+        return torch.ops.aten._softmax_backward_data.default(tmp, output, dim, input_dtype)
+
+def _cuda_log_softmax_backward(grad, output, dim, input_dtype):
+    "`_log_softmax_backward_data` as SoftMax.cu runs it: contiguous copies of the gradient and output where needed"
+    grad, output = grad.contiguous(), output.contiguous()
+    with torch._C._AutoDispatchBelowAutograd():
+        return torch.ops.aten._log_softmax_backward_data.default(grad, output, dim, input_dtype)
+
+
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0006
 _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch_norm_legit.default,
           torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
@@ -388,6 +403,9 @@ def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')
+    # backwards run only in backward, never differentiated (no `create_graph`): their autograd key is free to take
+    lib.impl('_softmax_backward_data', _cuda_softmax_backward, 'AutogradCPU')
+    lib.impl('_log_softmax_backward_data', _cuda_log_softmax_backward, 'AutogradCPU')
     try:
         with _SavedStatsFloat('cuda'): yield
     finally: lib._destroy()
