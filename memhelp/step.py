@@ -388,11 +388,23 @@ def _model_named(model, checkpoint)->tuple:
 # %% ../nbs/07_step.ipynb #fp07c1
 _SCALARS = (int, float, bool, str, type(None))
 
+def _settings(obj, seen:dict, depth=0)->tuple:
+    "Scalar attributes of `obj`, and of plain objects it holds one deep (a Hugging Face module's `config`)"
+    out = []
+    for k, v in vars(obj).items():
+        if type(v) in _SCALARS: out.append((k, v))
+        elif depth == 0 and hasattr(v, '__dict__') and not isinstance(v, (nn.Module, torch.Tensor, type)) \
+                and not callable(v):
+            if id(v) not in seen: seen[id(v)] = _settings(v, seen, 1)
+            out.append((k, seen[id(v)]))
+    return tuple(out)
+
 def model_fingerprint(model:nn.Module, # the model a planner's copy was made of
                      )->tuple:
     "What a copy of `model` must still match: each module's class, forward, hooks and settings; each tensor's shape"
+    seen = {}
     mods = tuple((n, type(m), type(vars(m).get('forward')), len(m._forward_hooks), len(m._forward_pre_hooks),
-                  tuple((k, v) for k, v in vars(m).items() if type(v) in _SCALARS and k != 'training'))
+                  tuple(s for s in _settings(m, seen) if s[0] != 'training'))
                  for n, m in model.named_modules())
     ts = tuple((n, tuple(t.shape), t.dtype, t.requires_grad, t.device.type)
                for n, t in (*model.named_parameters(), *model.named_buffers()))
