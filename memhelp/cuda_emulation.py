@@ -190,19 +190,27 @@ def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
     if x.ndim == 5: return 'slow3d' if not transposed and all(d == 1 for d in dilation) else None  # others: unknown
     if x.ndim != 4: return None
     if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
-    plain = x.is_contiguous() and w.is_contiguous()  # grouped or dilated in channels-last: not emulated
-    if groups > 1 and not plain: return None
-    if any(d != 1 for d in dilation): return 'dilated' if plain else None  # Convolution.cpp: `slow_conv_dilated2d`
+    if any(d != 1 for d in dilation): return 'dilated'  # Convolution.cpp: `slow_conv_dilated2d`, in any layout
     nnpack = (torch._nnpack_available() and torch._C._get_nnpack_enabled() and x.dtype == torch.float32
               and x.shape[0] >= 16 and max(w.shape[2:]) < 17 and all(p < k for p, k in zip(padding, w.shape[2:])))
-    if not nnpack: return 'slow2d'
-    return 'nnpack' if x.is_contiguous() and w.is_contiguous() else None  # channels-last NNPACK: not emulated
+    return 'nnpack' if nnpack else 'slow2d'  # each in any layout: `_backend_copies`
 
 def _conv_copies(x, w)->tuple:
     "(memory format `_slow_conv2d_*` runs in, bytes of its copies of `x` and `w` in it): channels-last if either is"
     cl = torch.channels_last in (suggest_memory_format(x), suggest_memory_format(w))  # thnn_conv_use_channels_last
     mf = torch.channels_last if cl else torch.contiguous_format
     return mf, sum(_nbytes(t) for t in (x, w) if not t.is_contiguous(memory_format=mf))
+
+def _backend_copies(kernel:str, x, w)->tuple:
+    "(layout, bytes of `x` and `w` copied into it) that `_convolution` runs 2d `kernel` in, before any group"
+    if kernel != 'nnpack': return _conv_copies(x, w)  # Convolution.cpp's `determine_backend_memory_format`
+    return torch.contiguous_format, sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())  # NNPACK's: contiguous
+
+def _kernel_grad(go, G:int):
+    "The output's gradient as a group's kernel gets it: `go` itself, or `subtensor`'s slice (in `go`'s layout)"
+    if G == 1: return go
+    return torch.empty((go.shape[0], go.shape[1] // G, *go.shape[2:]), device='meta',
+                       memory_format=suggest_memory_format(go))
 
 def _unfolded(x, w, stride, padding, dilation=(1, 1))->int:
     "Bytes of `x` unfolded (im2col) for `w`: batch x (C_in k_h k_w) x (H_out W_out) values of `x`'s type"
@@ -234,10 +242,11 @@ def _columns3d(x, w, stride, padding, G:int=1, view:bool=True)->int:
     out = [(n + 2 * p - k) // s + 1 for n, k, s, p in zip(x.shape[2:], w.shape[2:], stride, padding)]
     return x.shape[0] * x.shape[1] * math.prod(w.shape[2:]) * math.prod(out) * x.element_size()
 
-def _group_copy(t, G:int)->int:
-    "Bytes of one group's copy of contiguous `t` (Convolution.cpp's `subtensor`: a slice of dimension 1, contiguous)"
-    one = torch.empty(t.shape, device='meta').narrow(1, 0, t.shape[1] // G)  # one sample's slice is contiguous as it is
-    return 0 if one.is_contiguous() else _nbytes(t) // G
+def _group_copy(t, G:int, mf=None)->int:
+    "Bytes of one group's copy of `t` (made contiguous in `mf` first, unless None): Convolution.cpp's `subtensor`"
+    full = t if mf is None else torch.empty(t.shape, device='meta', memory_format=mf)
+    one = full.narrow(1, 0, t.shape[1] // G)  # a slice of dimension 1, made contiguous in `full`'s suggested layout
+    return 0 if one.is_contiguous(memory_format=suggest_memory_format(full)) else _nbytes(t) // G
 
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex2
@@ -253,13 +262,13 @@ def _conv_scratch(args, out)->int|None:
     if kernel == 'slow3d':  # groups in one call; contiguous copies of the input and weight, then the columns
         copies = sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())
         return copies + _columns3d(x, w, stride, padding, G) + _nbytes(out)
-    o = _nbytes(out) // G  # one group's output
+    o, (mf, full) = _nbytes(out) // G, (None, 0) if kernel == 'transposed' else _backend_copies(kernel, x, w)
     if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
     elif kernel == 'dilated': one = _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + o  # a sample each
     elif kernel == 'transposed': one = _conv_copies(x, w)[1] + _transposed_columns(x, w) + o  # a group's weight
-    else: one = _conv_copies(x, w)[1] + _columns(x, w, stride, padding) // G + o
-    if G == 1: return copied + one
-    return copied + max((G - 1) * o + _group_copy(x, G) + one, 2 * G * o)  # the groups' outputs kept, then `cat`
+    else: one = _columns(x, w, stride, padding) // G + o
+    if G == 1: return copied + full + one
+    return copied + full + max((G - 1) * o + _group_copy(x, G, mf) + one, 2 * G * o)  # outputs kept, then `cat`
 
 def _conv_backward_scratch(args, out)->int|None:
     "What `convolution_backward` holds inside at its peak, its gradients included: the larger of its three phases"
@@ -268,7 +277,7 @@ def _conv_backward_scratch(args, out)->int|None:
     if x.ndim == 3: go = go.unsqueeze(2)  # the output's gradient: viewed as 2d, not copied
     x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
-    if kernel is None or (G > 1 and not go.is_contiguous()): return None
+    if kernel is None or (G > 1 and kernel == 'transposed' and not go.is_contiguous()): return None
     per = 1 if kernel == 'slow3d' else G  # `slow_conv3d` takes all the groups in one call, the others one at a time
     gi, gw, gb = (_nbytes(t) // per for t in out)  # the gradients of what one call takes
     bias_sum = (go.numel() + go.shape[1]) // per * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
@@ -277,24 +286,25 @@ def _conv_backward_scratch(args, out)->int|None:
         fgrad = _columns3d(x, w, stride, padding, view=False) if mask[0] else 0
         return max(gi + w_copy + go_copy + fgrad, gi + gb + bias_sum,
                    gi + gb + gw + go_copy + x_copy + _columns3d(x, w, stride, padding, G))
+    mf, full = None, 0
     if kernel == 'transposed':  # its input's gradient, the bias's sum, then the weight's: each phase its own copies
-        mf, copies = _conv_copies(x, w)
-        go_copy, x_copy = (0 if t.is_contiguous(memory_format=mf) else _nbytes(t) for t in (go, x))
+        mf_t, copies = _conv_copies(x, w)
+        go_copy, x_copy = (0 if t.is_contiguous(memory_format=mf_t) else _nbytes(t) for t in (go, x))
         cols = _transposed_columns(x, w, sample=True) if (*w.shape[2:], *stride, *padding, *dilation) != (
             1, 1, 1, 1, 0, 0, 1, 1) else 0  # a 1x1 of stride 1, unpadded and undilated, reads the gradient as it is
         one = max(gi + copies + go_copy + cols, gi + gb + bias_sum, gi + gb + gw + x_copy + go_copy + cols)
-    elif kernel != 'slow2d':  # `slow_conv_dilated2d`'s backward: one sample's columns at a time; the bias's sum buffer
-        go_copy = 0 if go.is_contiguous() else _nbytes(go)
-        bias = w.shape[0] // G * go.element_size() if mask[2] else 0
-        one = gi + gw + gb + go_copy + _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + bias  # 1x1 too
-    else:
-        mf, copies = _conv_copies(x, w)
-        go_copy = 0 if go.is_contiguous(memory_format=mf) else _nbytes(go)
-        cols = _columns(x, w, stride, padding) // G
-        one = copies + max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + cols)
-    if G == 1: return copied + one
+    else:  # the input and weight made contiguous in the kernel's layout first; the output's gradient in the kernel
+        mf, full = _backend_copies(kernel, x, w)
+        go_copy = 0 if _kernel_grad(go, G).is_contiguous(memory_format=mf) else _nbytes(go) // G
+        if kernel == 'slow2d':
+            cols = _columns(x, w, stride, padding) // G
+            one = max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + cols)
+        else:  # `slow_conv_dilated2d`'s backward (NNPACK's too): one sample's columns at a time; the bias's sum
+            bias = w.shape[0] // G * go.element_size() if mask[2] else 0
+            one = gi + gw + gb + go_copy + _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + bias
+    if G == 1: return copied + full + one
     kept = gi + gw + gb  # each group's gradients, kept until all are `cat` into one
-    return copied + max((G - 1) * kept + _group_copy(go, G) + _group_copy(x, G) + one, 2 * G * kept)
+    return copied + full + max((G - 1) * kept + _group_copy(go, G) + _group_copy(x, G, mf) + one, 2 * G * kept)
 
 # %% ../nbs/08_cuda_emulation.ipynb #gm27c1
 _GROUPED_MM = getattr(getattr(torch.ops.aten, '_grouped_mm', None), 'default', None)  # torch 2.8 and later

@@ -746,7 +746,7 @@ def _unsized_noted(kernels, unknowns:dict):
     for op in sorted(getattr(kernels, 'unsized', ())): unknowns[_UNSIZED.format(op)] = None
 
 _UNSIZED = ("`{}` takes scratch inside its CPU kernel of a size the emulation (08) does not know here (a transposed "
-            "or dilated 3d convolution, one in a layout not measured): not counted")
+            "or dilated 3d convolution, a grouped transposed one given a non-contiguous gradient): not counted")
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
               "allocates outside them (a C++/CUDA extension's own buffers) is not")
 # a real GPU runs `nn.LSTM`/`GRU`/`RNN` as one cuDNN kernel (`_cudnn_rnn`, aten/src/ATen/native/cudnn/RNN.cpp) whose
