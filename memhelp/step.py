@@ -213,6 +213,10 @@ def checkpointed(model:nn.Module, # the model to change in place
     for b in checkpoint_parts(model):
         plain = isinstance(b, nn.Sequential) and type(b).forward is nn.Sequential.forward
         (checkpoint_model if plain else checkpoint_layers)(b, min(segments, len(b)))
+    # a layer run again in backward would append its keys and values to a Hugging Face cache a second time: off, as
+    # `gradient_checkpointing_enable()` turns it off in training (transformers' "`use_cache=True` is incompatible")
+    cfg = getattr(model, 'config', None)
+    if getattr(cfg, 'use_cache', None) is True: cfg.use_cache = False
     return model
 
 # %% ../nbs/07_step.ipynb #ck27e1
