@@ -483,8 +483,9 @@ def _kept_specs(model, spec:StepSpec, known=None,
     return [[(t.shape, t.dtype) for t in _pred_tensors((xb, yb))], pred]
 
 class _LossFailed(RuntimeError):
-    "A user's loss function failed on shape-only tensors (`error`): the loss, not the model, is to blame"
-    def __init__(self, name, error): super().__init__(f"{name}: {error}"); self.name, self.error = name, error
+    "A user's loss function failed (`error`) given tensors of `shapes`: the loss, not the model, is to blame"
+    def __init__(self, name, error, shapes=()):
+        super().__init__(f"{name}: {error}"); self.name, self.error, self.shapes = name, error, shapes
 
 def _loss_named(loss_func):
     "`loss_func`, its failures raised as `_LossFailed` (None: the default loss, which runs on any predictions)"
@@ -492,8 +493,19 @@ def _loss_named(loss_func):
     name = getattr(loss_func, '__name__', type(loss_func).__name__)
     def f(*args):
         try: return loss_func(*args)
-        except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e: raise _LossFailed(name, e) from e
+        except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e:
+            raise _LossFailed(name, e, [tuple(t.shape) for t in tensors_in(args)]) from e
     return f
+
+def _loss_failed(e:_LossFailed, real:bool=False)->ValueError:
+    "The ValueError for a loss that failed (in a real step if `real`): reading values a prediction cannot know, or not"
+    if not real and isinstance(e.error, (*_DATA_DEPENDENT, NotImplementedError)):
+        return ValueError(f"loss_func: {e.name} could not run on shape-only (fake) tensors: {_first_line(e.error)}. A "
+                          "loss that reads its inputs' values to size a result cannot be predicted; use measure_memory "
+                          "on a small batch instead")
+    return ValueError(f"loss_func: {e.name} fails on the predictions and targets (shapes "
+                      f"{', '.join(map(str, e.shapes))}): {_first_line(e.error)}" + ("" if real else
+                      "; measure_memory on a small batch tells whether a real step fails the same"))
 
 def _inplace_start(spec:StepSpec, model, e)->ValueError:
     "The error for a checkpointed step whose backward found a kept input overwritten: the segments' in-place starts"
@@ -509,7 +521,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     "(bytes `model` holds at the start, tracked peak, trace) of a steady `fastai_step` of `spec`; fake with `known`"
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
-    loss_func, bs = _loss_named(plain_loss(spec.loss_func)) if fake else spec.loss_func, spec.micro_bs
+    loss_func, bs = _loss_named(plain_loss(spec.loss_func) if fake else spec.loss_func), spec.micro_bs
     if fake: _int_buffers_known(model, spec.model, known)  # before any forward: it may read them
     specs = kept or _kept_specs(model, spec, known)
     if fake: _READS_GUESSED.clear()  # this step's reads only (a warm-up's are the same optimizer's)
@@ -652,6 +664,16 @@ def _module_stack(model):
 # %% ../nbs/09_fake_step.ipynb #21e6b53b
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 
+def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
+    "Why a kernel refused mixed dtypes, where `model`'s floating-point weights are in several: no input fits them all"
+    if not re.search(r'dtype|scalar type|Input type|operands of torch', str(e)): return None
+    dts = {}
+    for n, p in model.named_parameters():
+        if p.is_floating_point(): dts.setdefault(str(p.dtype).replace('torch.', ''), n)
+    if len(dts) < 2: return None
+    return (f"model: {spec.name}'s weights are in {len(dts)} dtypes ({', '.join(f'{d} in `{n}`' for d, n in dts.items())}"
+            f"), and {where} refuses mixing them: {_first_line(e)}; give the model one dtype (model.float(), say)")
+
 def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
     "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"
     shape = spec.input_shape
@@ -680,7 +702,8 @@ def _failures_named(model, spec:StepSpec):
             if 'Storage size calculation overflowed' in str(e):  # torch's limit on a tensor's size: the batch's fault
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
-            if (hint := _input_shape_hint(spec, name, m, shapes)): raise ValueError(hint) from None
+            if (hint := _input_shape_hint(spec, name, m, shapes) or _dtypes_hint(spec, model, where, e)):
+                raise ValueError(hint) from None
             if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
                                  f"(raised by {where})") from None
@@ -705,10 +728,7 @@ def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
         return ValueError(f"bs: a batch of {spec.micro_bs} rows is too large for a prediction to follow its values "
                           f"({fmt_bytes(max(known.unfollowed))}; FOLLOW_LIMIT is {fmt_bytes(FOLLOW_LIMIT)}), and "
                           f"{spec.name} reads them ({_first_line(e)}); predict a smaller bs, or measure_memory")
-    if isinstance(e, _LossFailed):
-        return ValueError(f"loss_func: {e.name} could not run on shape-only (fake) tensors: {_first_line(e.error)}. A "
-                          "loss that reads its inputs' values to size a result cannot be predicted; use measure_memory "
-                          "on a small batch instead")
+    if isinstance(e, _LossFailed): return _loss_failed(e)
     return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
                       "A model that reads tensor values outside its batch, or keeps tensors in objects that are not "
                       "modules, cannot be predicted; use measure_memory on a small batch instead")
@@ -1418,7 +1438,9 @@ def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
     with portable_kernels():
         o = _warm_up(real, spec.opt, spec.splitter)
-        with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
+        try:
+            with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
+        except _LossFailed as e: raise _loss_failed(e, real=True) from None
         mm = model_memory(real, o, round_to=spec.round_to)
     del real, o
     return _memplan(spec, mm, held, peak, measured=True, trace=tr if spec.attribute else None,
