@@ -671,8 +671,9 @@ def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
     for n, p in model.named_parameters():
         if p.is_floating_point(): dts.setdefault(str(p.dtype).replace('torch.', ''), n)
     if len(dts) < 2: return None
-    return (f"model: {spec.name}'s weights are in {len(dts)} dtypes ({', '.join(f'{d} in `{n}`' for d, n in dts.items())}"
-            f"), and {where} refuses mixing them: {_first_line(e)}; give the model one dtype (model.float(), say)")
+    found = ', '.join(f'{d} in `{n}`' for d, n in dts.items())
+    return (f"model: {spec.name}'s weights are in {len(dts)} dtypes ({found}), and {where} refuses mixing them: "
+            f"{_first_line(e)}; give the model one dtype (model.float(), say)")
 
 def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
     "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"
