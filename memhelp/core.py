@@ -76,7 +76,7 @@ def check_budget(budget, # an emulated device size: bytes, or e.g. '8GB'; None f
     "`budget` in bytes (None stays None), or a ValueError naming `budget`: unreadable, not finite, or not positive"
     if budget is None: return None
     try: b = parse_bytes(budget)
-    except ValueError as e: raise ValueError(f"budget: {e}") from None
+    except ValueError as e: raise ValueError(f"budget: {str(e).removeprefix('parse_bytes: ')}") from None
     if b <= 0: raise ValueError(f"budget: must be a positive number of bytes, got {budget!r}")
     return b
 
@@ -739,7 +739,10 @@ def _allocator_figures(results, round_to:int, held:list=(), # `_AdoptedStorage`s
     while todo:  # an allocation is a child of the operator that made it
         e = todo.pop(); todo += e.children
         f = e.extra_fields
-        if isinstance(f, _ExtraFields_Allocation) and f.device.type == 'cpu':
+        # a Python dispatch mode (the tracker's own) is given Python numbers back and passes them on, which torch
+        # wraps in a 0-dim tensor again: memory a step without the tracker never takes (torch 2.14.1: one per number)
+        if isinstance(f, _ExtraFields_Allocation) and f.device.type == 'cpu' and not (
+                e.parent is not None and e.parent.name == 'PythonDispatchMode' and 0 < f.alloc_size <= 16):
             events.append((e.start_time_ns, f.alloc_size, f.ptr))
     live, cur = {}, sum(a.nbytes for a in held)
     peak = cur

@@ -9,7 +9,7 @@ from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
-from torch._prims_common import suggest_memory_format
+from torch._prims_common import suggest_memory_format, elementwise_dtypes, ELEMENTWISE_TYPE_PROMOTION_KIND
 from .core import note_kernel_scratch, note_untracked, asks_fake_device
 from .peak import tensors_in
 from .step import PRECISIONS
@@ -364,6 +364,10 @@ def _ctc_backward_scratch(args, out)->int:
     "Its backward: the lengths' copies, the log-probs' gradient and a beta table the size of the alpha one (`log_beta`)"
     return _lengths_copies(*args[3:5]) + _nbytes(args[6], out)
 
+def _embedding_backward_scratch(args, out)->int:
+    "`embedding_dense_backward` (Embedding.cpp, CPU): contiguous copies of its gradient and indices where they are not"
+    return sum(_nbytes(t) for t in args[:2] if not t.is_contiguous()) + _nbytes(out)
+
 _aten = torch.ops.aten
 _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward.default: _conv_backward_scratch,
             _aten.native_batch_norm.default: _bn_scratch,
@@ -373,19 +377,78 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._softmax_backward_data.default: _softmax_backward_scratch,
             _aten._log_softmax_backward_data.default: _softmax_backward_scratch,
             _aten._ctc_loss.Tensor: _ctc_scratch,
-            _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch}  # what each holds, outputs included
+            _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch,
+            _aten.embedding_dense_backward.default: _embedding_backward_scratch}  # what each holds, outputs included
+
+_WRAPPED = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
+# TensorIterator's elementwise operators that promote their operands to a common dtype: on the CPU each operand of
+# another dtype is copied to it first (TensorIteratorBase::compute_types), and an in-place one computes into a copy
+_PROMOTING = {'add', 'sub', 'rsub', 'mul', 'div', 'eq', 'ne', 'gt', 'ge', 'lt', 'le', 'where', 'maximum', 'minimum',
+              'fmax', 'fmin', 'atan2', 'remainder', 'fmod', 'floor_divide', 'logical_and', 'logical_or', 'logical_xor',
+              'bitwise_and', 'bitwise_or', 'bitwise_xor', 'copysign', 'hypot', 'xlogy', 'addcmul', 'addcdiv', 'pow'}
+_SCALAR_WRAPS = _PROMOTING - {'where', 'pow', 'addcmul', 'addcdiv'}  # their `.Scalar` kernels wrap the number too
+_TO_FLOAT = {'atan2', 'hypot', 'xlogy'}  # and `div` without a rounding mode: integers promote to a float
+
+def _number_scratch(func, args, kwargs)->int:
+    "Bytes `func` holds for Python numbers made 0-dim tensors and for operands cast to their common dtype (CPU)"
+    # a number where the schema has a Tensor was wrapped by the argument parser (`wrapped_scalar_tensor`, ATen's
+    # ScalarOps.h: a real CPU tensor outside any operator, alive for the call); a dispatch mode is given the number
+    # back (torch 2.14), which is how it shows. Sizes asserted below against the allocator's events
+    name, sch = func.overloadpacket.__name__.rstrip('_'), func._schema.arguments
+    wrapped = {i for i, (a, s) in enumerate(zip(args, sch))
+               if type(a) in _WRAPPED and isinstance(s.type, torch.TensorType)}
+    n = 0
+    if name in _PROMOTING:
+        idx = [1, 2] if name == 'where' else [0, 1, 2] if name in ('addcmul', 'addcdiv') else [0, 1]
+        idx = [i for i in idx if i < len(args) and (isinstance(args[i], torch.Tensor) or type(args[i]) in _WRAPPED)]
+        if name in _SCALAR_WRAPS: wrapped |= {i for i in idx if type(args[i]) in _WRAPPED}
+        kind = ELEMENTWISE_TYPE_PROMOTION_KIND
+        to_float = name in _TO_FLOAT or (name == 'div' and (kwargs or {}).get('rounding_mode') is None)
+        common = elementwise_dtypes(*(args[i] for i in idx), type_promotion_kind=kind.INT_TO_FLOAT if to_float
+                                    else kind.DEFAULT)[1]
+        for i in idx:
+            a = args[i]
+            own, k = (a.dtype, a.numel()) if isinstance(a, torch.Tensor) else (_WRAPPED[type(a)], 1)
+            if own != common: n += k * common.itemsize
+        if func._schema.name.endswith('_') and args[0].dtype != common: n += args[0].numel() * common.itemsize
+    return n + sum(_WRAPPED[type(args[i])].itemsize for i in wrapped)
+
+def _new_bytes(out, args)->int:
+    "Bytes of the storages in `out` that are not those of `args` (an in-place operator's output is its input)"
+    ins = {id(t.untyped_storage()) for t in tensors_in(list(args))}
+    return sum(st.nbytes() for st in {id(s): s for s in (t.untyped_storage() for t in tensors_in(out))}.values()
+               if id(st) not in ins)
+
+# autograd keeps the other operand of `x * 0.5` and `x / 2` for the backward (MulBackward0's and DivBackward0's
+# `other`): the number's 0-dim tensor lives on until that backward has run (derivatives.yaml)
+_KEEPS_NUMBER = {torch.ops.aten.mul.Tensor, torch.ops.aten.div.Tensor, torch.ops.aten.mul_.Tensor,
+                 torch.ops.aten.div_.Tensor}
 
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
     # one dispatch layer for all of them: each layer is a Python call on every operator
-    def __init__(self): super().__init__(); self.unsized = set()  # operators whose scratch could not be sized
+    def __init__(self): super().__init__(); self.unsized, self.kept = set(), []  # `kept`: (output, bytes) told
+
+    def _kept_number(self, func, args, out)->int:
+        "Tell a number autograd keeps for a backward, and return its bytes; let it go when that backward has run"
+        for t, n in self.kept:  # the outputs of earlier calls: autograd has given them their node by now
+            if t.grad_fn is not None: t.grad_fn.register_hook(lambda *_, n=n: note_untracked(-n))
+            else: note_untracked(-n)  # no graph: nothing kept
+        self.kept = []
+        if func in _KEEPS_NUMBER and type(args[1]) in _WRAPPED and torch.is_grad_enabled() and args[0].requires_grad:
+            n = _WRAPPED[type(args[1])].itemsize; note_untracked(n); self.kept.append((out, n))
+            return n
+        return 0
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
         out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
-        rule = _SCRATCH.get(func)
-        if rule is None: return out
-        n = rule(args, out); note_kernel_scratch(n)  # after the statistics: the outputs a kernel makes
+        kept = self._kept_number(func, args, out)  # told already: not again for the call
+        rule, wrapped = _SCRATCH.get(func), _number_scratch(func, args, kwargs) - kept
+        if rule is None and not wrapped: return out
+        n = rule(args, out) if rule is not None else _new_bytes(out, args)  # outputs included, after the statistics
+        note_kernel_scratch(None if n is None else n + wrapped)  # the Python numbers live as long as the call
         if n is None: self.unsized.add(func.overloadpacket.__name__)
         return out
 
