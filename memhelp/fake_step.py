@@ -509,11 +509,16 @@ def _loss_failed(e:_LossFailed, real:bool=False)->ValueError:
 
 def _inplace_start(spec:StepSpec, model, e)->ValueError:
     "The error for a checkpointed step whose backward found a kept input overwritten: the segments' in-place starts"
-    starts = [f"`{n}` ({type(l).__name__}, in place)" for n, l in checkpointed_starts(model)
-              if getattr(l, 'inplace', False)]
-    why = f": {', '.join(starts)} overwrites the input its segment keeps to run again" if starts else ''
+    inplace = lambda l: getattr(l, 'inplace', False) is True and next(l.children(), None) is None
+    starts = [f"`{n}` ({type(l).__name__}, in place)" for n, l in checkpointed_starts(model) if inplace(l)]
+    if not starts:  # one that runs first but is registered later: any in a segment's first layer
+        starts = [f"`{n}` ({type(l).__name__}, in place, in `{f}`)" for f, first in checkpointed_starts(model, False)
+                  for n, l in first.named_modules(prefix=f) if inplace(l)]
+    verb = 'overwrites' if len(starts) == 1 else 'overwrite'
+    why = (f": {', '.join(starts)} {verb} the input its segment keeps to run again" if starts else
+           ": an operation in place at a segment's start (a functional `relu_`, `+=`?) overwrites its kept input")
     return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
-                      f"); plan another number of segments (0: none), or make that layer not in place")
+                      f"); plan another number of segments (0: none), or make that operation not in place")
 
 def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False,
                kept:list=None, # `_kept_specs`, when known already (the steps of one batch shape keep the same)

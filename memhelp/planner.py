@@ -38,6 +38,7 @@ from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool
 from .allocator import gpu_capacity, parse_alloc_conf, gpu_table, replay, STEP_END, MIN_BLOCK
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
+                          check_step_options,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
                                plain_loss, UNKNOWN_MARGIN, on_clear_caches)
@@ -569,6 +570,7 @@ def plan_options(model:nn.Module|str, # the model, or a name for `get_model`
     "Each way to train with batch `target_bs` in `budget`, with its cost: CUDA plans decided by the allocator's replay"
     b, name, conf = _budget(budget), model if isinstance(model, str) else type(model).__name__, _alloc_conf(alloc_conf)
     check_int('target_bs', target_bs)  # the batch wanted: named as given, not as `bs` of the predictions below
+    check_step_options(precision, opt, bs=target_bs, **{k: kwargs[k] for k in ('n_gpus', 'strategy') if k in kwargs})
     predict, rows, on = _predictor(model, input_shape, target_bs, **kwargs), [], _on(budget)  # a name: kept
     if isinstance(model, str): model = named_model(model)
     fit = lambda p: _row('as is', '', p, on, conf)['fits']

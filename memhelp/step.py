@@ -27,8 +27,8 @@ from .allocator import MIN_BLOCK
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
-           'checkpointed_starts', 'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'hf_checkpointing',
-           'model_fingerprint', 'forget_cast_copies', 'StepSpec', 'step_spec']
+           'checkpointed_starts', 'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'check_step_options',
+           'hf_checkpointing', 'model_fingerprint', 'forget_cast_copies', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -221,18 +221,18 @@ def checkpointed(model:nn.Module, # the model to change in place
 
 # %% ../nbs/07_step.ipynb #ck27e1
 def checkpointed_starts(model:nn.Module, # a model that `checkpointed` changed
+                        leaves:bool=True, # the first leaf layer of each segment (False: its first layer, as it is)
                        )->list:
-    "(name, layer) of the first leaf layer of each segment `model` runs under checkpointing"
+    "(name, layer) of the first leaf layer (or first layer) of each segment `model` runs under checkpointing"
     names, found = {id(m): n for n, m in model.named_modules()}, []
     for m in model.modules():
         f = m.__dict__.get('forward')
         firsts = ([g[0] for g in f.groups[:-1]] if isinstance(f, _CheckpointedForward) else
                   [m] if isinstance(f, _CheckpointedLayer) else [])
         for l in firsts:
-            leaf = next((c for c in l.modules() if next(c.children(), None) is None), l)
+            leaf = next((c for c in l.modules() if next(c.children(), None) is None), l) if leaves else l
             found.append((names.get(id(leaf), ''), leaf))
     return found
-
 
 # %% ../nbs/07_step.ipynb #350aebd3
 # transformers.masking_utils (5.x): the checks that read a mask's values unless `is_tracing` (a causal mask, packed
@@ -343,6 +343,10 @@ def _check_gpus(n_gpus, strategy, blocks=None):
         raise ValueError("n_gpus: this process is already in a process group (a distributed job?): plan outside it")
     if blocks is not None and not callable(blocks):
         raise ValueError(f"blocks: must be a function from the model to its submodules, got {type(blocks).__name__}")
+
+def check_step_options(precision:str='fp32', opt='adam', n_acc:int=1, bs:int=1, n_gpus:int=1, strategy:str='ddp'):
+    "A ValueError naming the first of a step's options that is wrong, before any work (as `step_spec` checks them)"
+    _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy)
 
 def _check_attribute(attribute, n_gpus):
     check_bool('attribute', attribute)
