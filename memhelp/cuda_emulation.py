@@ -354,7 +354,8 @@ def _softmax_backward_scratch(args, out)->int:
 
 def _lengths_copies(*ls)->int:
     "LossCTC.cpp's `ctc_loss_tensor`: lengths copied as contiguous int64 on the CPU unless they are already"
-    return sum(t.numel() * 8 for t in ls if t.dtype != torch.int64 or not t.is_contiguous())
+    return sum(t.numel() * 8 for t in ls if isinstance(t, torch.Tensor) and (t.dtype != torch.int64 or
+                                                                              not t.is_contiguous()))  # lists: none
 
 def _ctc_scratch(args, out)->int:
     "`_ctc_loss` (tensor lengths): the lengths' copies, then its loss and alpha table"
@@ -378,6 +379,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._log_softmax_backward_data.default: _softmax_backward_scratch,
             _aten._ctc_loss.Tensor: _ctc_scratch,
             _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch,
+            _aten._ctc_loss.default: _ctc_scratch, _aten._ctc_loss_backward.default: _ctc_backward_scratch,
             _aten.embedding_dense_backward.default: _embedding_backward_scratch}  # what each holds, outputs included
 
 _WRAPPED = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}

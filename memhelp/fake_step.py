@@ -343,7 +343,8 @@ def _masks_as_indices(known:_KnownValues, args)->tuple:
         temp += nz.numel() * 8
     return (args[0], indices, *args[2:]), temp
 
-_CTC = {torch.ops.aten._ctc_loss.Tensor, torch.ops.aten._ctc_loss_backward.Tensor}
+_CTC = {torch.ops.aten._ctc_loss.Tensor, torch.ops.aten._ctc_loss_backward.Tensor,  # lengths as tensors
+        torch.ops.aten._ctc_loss.default, torch.ops.aten._ctc_loss_backward.default}  # as Python lists
 _CTC_BOUND = ("`ctc_loss` with target lengths the plan cannot know: planned with every target at its padded length, an "
               "upper bound")
 _CTC_CUDA = ("CTC's CUDA kernels (LossCTC.cu, or cuDNN's) allocate inside themselves (a beta table the size of the "
@@ -351,10 +352,13 @@ _CTC_CUDA = ("CTC's CUDA kernels (LossCTC.cu, or cuDNN's) allocate inside themse
 
 def _ctc_sized(known:_KnownValues, func, args):
     "`_ctc_loss`'s (loss, alpha table), or its backward's gradient, made as LossCTC.cpp's kernels make them"
-    if func is torch.ops.aten._ctc_loss_backward.Tensor: return torch.empty(args[1].shape, dtype=args[1].dtype)
+    if func.overloadpacket is torch.ops.aten._ctc_loss_backward: return torch.empty(args[1].shape, dtype=args[1].dtype)
     if known.target == 'cuda': known.unknowns[_CTC_CUDA] = None
     lp, targets, lengths = args[0], args[1], args[3]  # (log_probs, targets, input_lengths, target_lengths, ...)
-    if lengths in known.values and lengths not in known.of_batch:
+    if not isinstance(lengths, torch.Tensor): longest = max(lengths, default=0)  # a list: known as given
+    elif not isinstance(lengths, FakeTensor):  # a real tensor (a list made one, a closure's): its values are known
+        with _disable_current_modes(): longest = int(lengths.max()) if lengths.numel() else 0
+    elif lengths in known.values and lengths not in known.of_batch:
         with _disable_current_modes(): longest = int(known.values[lengths].max())
     else:  # the batch's lengths: another batch's can be longer, up to the targets' padded length
         known.unknowns[_CTC_BOUND] = None
@@ -421,9 +425,10 @@ def _pack_backward(known, grad, input_size, batch_sizes, batch_first):
 
 # %% ../nbs/09_fake_step.ipynb #pk27c3
 _RNN_FNS = {torch._VF.lstm, torch._VF.gru, torch._VF.rnn_tanh, torch._VF.rnn_relu}
+_CTC_FNS = {torch.nn.functional.ctc_loss, torch.ctc_loss}  # `nn.CTCLoss` calls the first
 
 class _PackedSequences(TorchFunctionMode):
-    "Beside `_KnownValues`: packed sequences' kernels, which read batch_sizes' values in C++, given the known ones"
+    "Beside `_KnownValues`: kernels that read values in C++ (packed sequences' batch_sizes, CTC's list lengths)"
     def __init__(self, known): super().__init__(); self.known = known
     def __enter__(self):
         self.lib = torch.library.Library('aten', 'IMPL')  # ATen's kernels, replaced inside this block only
@@ -432,6 +437,12 @@ class _PackedSequences(TorchFunctionMode):
         return super().__enter__()
     def __exit__(self, *exc): super().__exit__(*exc); self.lib._destroy()
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in _CTC_FNS:  # lengths as Python lists: the CPU's kernel makes a tensor of them in C++ (`at::tensor`),
+            # which a fake cannot hold; given as real int64 tensors instead (`_ctc_sized` reads them), a few bytes
+            as_t = lambda a: torch.tensor(a, dtype=torch.long) if isinstance(a, (list, tuple)) else a
+            with _disable_current_modes():
+                args = (*args[:2], *map(as_t, args[2:4]), *args[4:])
+                kwargs = {k: as_t(v) if k.endswith('_lengths') else v for k, v in (kwargs or {}).items()}
         b = args[1] if func in _RNN_FNS and len(args) > 1 else None  # `lstm(data, batch_sizes, ...)`: packed
         if isinstance(b, torch.Tensor) and b in self.known.values and b.dtype == torch.int64:
             args = (args[0], self.known.values[b], *args[2:])  # the real batch_sizes: read in C++, never computed on
