@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
-import math, warnings, weakref
+import functools, math, warnings, weakref
 from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -391,14 +391,19 @@ _PROMOTING = {'add', 'sub', 'rsub', 'mul', 'div', 'eq', 'ne', 'gt', 'ge', 'lt', 
 _SCALAR_WRAPS = _PROMOTING - {'where', 'pow', 'addcmul', 'addcdiv'}  # their `.Scalar` kernels wrap the number too
 _TO_FLOAT = {'atan2', 'hypot', 'xlogy'}  # and `div` without a rounding mode: integers promote to a float
 
+@functools.cache
+def _schema_of(func)->tuple:
+    "(name without a trailing `_`, positions of its Tensor arguments) of operator `func`: read once per operator"
+    return (func.overloadpacket.__name__.rstrip('_'),
+            tuple(i for i, s in enumerate(func._schema.arguments) if isinstance(s.type, torch.TensorType)))
+
 def _number_scratch(func, args, kwargs)->int:
     "Bytes `func` holds for Python numbers made 0-dim tensors and for operands cast to their common dtype (CPU)"
     # a number where the schema has a Tensor was wrapped by the argument parser (`wrapped_scalar_tensor`, ATen's
     # ScalarOps.h: a real CPU tensor outside any operator, alive for the call); a dispatch mode is given the number
     # back (torch 2.14), which is how it shows. Sizes asserted below against the allocator's events
-    name, sch = func.overloadpacket.__name__.rstrip('_'), func._schema.arguments
-    wrapped = {i for i, (a, s) in enumerate(zip(args, sch))
-               if type(a) in _WRAPPED and isinstance(s.type, torch.TensorType)}
+    name, at_tensor = _schema_of(func)
+    wrapped = {i for i in at_tensor if i < len(args) and type(args[i]) in _WRAPPED}
     n = 0
     if name in _PROMOTING:
         idx = [1, 2] if name == 'where' else [0, 1, 2] if name in ('addcmul', 'addcdiv') else [0, 1]
