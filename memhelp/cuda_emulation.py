@@ -411,6 +411,9 @@ def _number_scratch(func, args, kwargs)->int:
         if name in _SCALAR_WRAPS: wrapped |= {i for i in idx if type(args[i]) in _WRAPPED}
         kind = ELEMENTWISE_TYPE_PROMOTION_KIND
         to_float = name in _TO_FLOAT or (name == 'div' and (kwargs or {}).get('rounding_mode') is None)
+        dts = {args[i].dtype if isinstance(args[i], torch.Tensor) else None for i in idx}
+        if len(dts) == 1 and None not in dts and (dts.pop().is_floating_point or not to_float):  # one dtype: no casts
+            return n + sum(_WRAPPED[type(args[i])].itemsize for i in wrapped)
         common = elementwise_dtypes(*(args[i] for i in idx), type_promotion_kind=kind.INT_TO_FLOAT if to_float
                                     else kind.DEFAULT)[1]
         for i in idx:
