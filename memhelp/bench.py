@@ -499,6 +499,8 @@ _SUM = 'arithmetic on sizes, nothing allocated: a huge size gives a huge figure,
 _SWEEP_WHY = {
     ('core.check_int', 'lo'): 'a bound may be any integer; the error then names the argument checked, as it should',
     ('core.round_up', 'to'): 'any positive integer is a multiple to round up to',
+    ('step.check_step_options', 'bs'): 'a check of options, nothing made: any batch size is one (the step that '
+                                       'follows refuses what the host cannot hold)',
     ('core.track_memory', 'in_use'): 'bytes already in use: charged to a budget (an OOM at once when it leaves '
                                      'nothing) and shown in the summary without one; any size is one',
     ('allocator.replay', 'outside'): "bytes held outside the allocator, for the OOM message's totals only: any size "

@@ -224,7 +224,7 @@ def checkpointed_starts(model:nn.Module, # a model that `checkpointed` changed
                         leaves:bool=True, # the first leaf layer of each segment (False: its first layer, as it is)
                        )->list:
     "(name, layer) of the first leaf layer (or first layer) of each segment `model` runs under checkpointing"
-    names, found = {id(m): n for n, m in model.named_modules()}, []
+    names, found, leaves = {id(m): n for n, m in model.named_modules()}, [], check_bool('leaves', leaves)
     for m in model.modules():
         f = m.__dict__.get('forward')
         firsts = ([g[0] for g in f.groups[:-1]] if isinstance(f, _CheckpointedForward) else
@@ -346,7 +346,7 @@ def _check_gpus(n_gpus, strategy, blocks=None):
 
 def check_step_options(precision:str='fp32', opt='adam', n_acc:int=1, bs:int=1, n_gpus:int=1, strategy:str='ddp'):
     "A ValueError naming the first of a step's options that is wrong, before any work (as `step_spec` checks them)"
-    _check_args(precision, opt, n_acc, bs); _check_gpus(n_gpus, strategy)
+    _check_args(precision, opt, n_acc, check_int('bs', bs)); _check_gpus(n_gpus, strategy)
 
 def _check_attribute(attribute, n_gpus):
     check_bool('attribute', attribute)
