@@ -153,7 +153,8 @@ def _cuda_log_softmax_backward(grad, output, dim, input_dtype):
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0006
 _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch_norm_legit.default,
-          torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default}
+          torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default,
+          torch.ops.aten.native_group_norm.default}
 
 def _float_stats(func, args, out, device:str):
     "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as `device`'s real kernels keep them"
@@ -162,6 +163,10 @@ def _float_stats(func, args, out, device:str):
     # the CPU's layer norm keeps them in float32 only with a float32 weight
     if func == torch.ops.aten.native_layer_norm.default and device == 'cpu' and (
         args[2] is None or args[2].dtype != torch.float32): return out
+    # group norm, on any device (group_norm.cpp: `param_scalar_type(X, is_mixed_type(X, gamma, beta))`): float32
+    # only beside a float32 weight or bias
+    if func == torch.ops.aten.native_group_norm.default and not any(
+            isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in args[1:3]): return out
     return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
 
 class _SavedStatsFloat(TorchDispatchMode):
