@@ -374,6 +374,10 @@ def _embedding_backward_scratch(args, out)->int:
     "`embedding_dense_backward` (Embedding.cpp, CPU): contiguous copies of its gradient and indices where they are not"
     return sum(_nbytes(t) for t in args[:2] if not t.is_contiguous()) + _nbytes(out)
 
+def _cat_scratch(args, out)->int:
+    "`cat` of mixed dtypes (CPU): a buffer the size of each input not of the output's dtype, one at a time (measured)"
+    return max((_nbytes(t) for t in args[0] if t.dtype != out.dtype), default=0) + _nbytes(out)
+
 _aten = torch.ops.aten
 _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward.default: _conv_backward_scratch,
             _aten.native_batch_norm.default: _bn_scratch,
@@ -385,7 +389,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._ctc_loss.Tensor: _ctc_scratch,
             _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch,
             _aten._ctc_loss.default: _ctc_scratch, _aten._ctc_loss_backward.default: _ctc_backward_scratch,
-            _aten.embedding_dense_backward.default: _embedding_backward_scratch}  # what each holds, outputs included
+            _aten.embedding_dense_backward.default: _embedding_backward_scratch, _aten.cat.default: _cat_scratch}  # what each holds, outputs included
 
 _WRAPPED = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 # TensorIterator's elementwise operators that promote their operands to a common dtype: on the CPU each operand of
