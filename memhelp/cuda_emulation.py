@@ -389,7 +389,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._ctc_loss.Tensor: _ctc_scratch,
             _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch,
             _aten._ctc_loss.default: _ctc_scratch, _aten._ctc_loss_backward.default: _ctc_backward_scratch,
-            _aten.embedding_dense_backward.default: _embedding_backward_scratch, _aten.cat.default: _cat_scratch}  # what each holds, outputs included
+            _aten.embedding_dense_backward.default: _embedding_backward_scratch,
+            _aten.cat.default: _cat_scratch}  # what each holds, outputs included
 
 _WRAPPED = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 # TensorIterator's elementwise operators that promote their operands to a common dtype: on the CPU each operand of
