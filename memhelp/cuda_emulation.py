@@ -165,8 +165,12 @@ def _float_stats(func, args, out, device:str):
         args[2] is None or args[2].dtype != torch.float32): return out
     # group norm, on any device (group_norm.cpp: `param_scalar_type(X, is_mixed_type(X, gamma, beta))`): float32
     # only beside a float32 weight or bias
-    if func == torch.ops.aten.native_group_norm.default and not any(
-            isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in args[1:3]): return out
+    f32 = lambda ts: any(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in ts)
+    if func == torch.ops.aten.native_group_norm.default and not f32(args[1:3]): return out
+    # the CPU's batch norms likewise (Normalization.cpp's `is_mixed_type` of the weight, bias and running statistics;
+    # CUDA's keep them in float32 always): a bf16 model's own bf16 BatchNorm keeps them in bf16
+    if func not in (torch.ops.aten.native_layer_norm.default, torch.ops.aten.native_group_norm.default) and \
+            device == 'cpu' and not f32(args[1:5]): return out
     return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
 
 class _SavedStatsFloat(TorchDispatchMode):
