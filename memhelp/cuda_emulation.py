@@ -160,17 +160,14 @@ def _float_stats(func, args, out, device:str):
     "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as `device`'s real kernels keep them"
     if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16) or out[1].dtype == torch.float32:
         return out  # not a half norm, or float32 already (a real kernel's): as it is
-    # the CPU's layer norm keeps them in float32 only with a float32 weight
-    if func == torch.ops.aten.native_layer_norm.default and device == 'cpu' and (
-        args[2] is None or args[2].dtype != torch.float32): return out
-    # group norm, on any device (group_norm.cpp: `param_scalar_type(X, is_mixed_type(X, gamma, beta))`): float32
-    # only beside a float32 weight or bias
+    # float32 only beside float32 parameters (a mixed-type kernel), where the kernel asks: the CPU's layer norm (its
+    # weight), group norm on any device (group_norm.cpp: `param_scalar_type(X, is_mixed_type(X, gamma, beta))`),
+    # the CPU's batch norms (Normalization.cpp: weight, bias, running statistics; CUDA's are float32 always)
     f32 = lambda ts: any(isinstance(t, torch.Tensor) and t.dtype == torch.float32 for t in ts)
-    if func == torch.ops.aten.native_group_norm.default and not f32(args[1:3]): return out
-    # the CPU's batch norms likewise (Normalization.cpp's `is_mixed_type` of the weight, bias and running statistics;
-    # CUDA's keep them in float32 always): a bf16 model's own bf16 BatchNorm keeps them in bf16
-    if func not in (torch.ops.aten.native_layer_norm.default, torch.ops.aten.native_group_norm.default) and \
-            device == 'cpu' and not f32(args[1:5]): return out
+    if func == torch.ops.aten.native_layer_norm.default: mixed = device != 'cpu' or f32(args[2:3])
+    elif func == torch.ops.aten.native_group_norm.default: mixed = f32(args[1:3])
+    else: mixed = device != 'cpu' or f32(args[1:5])
+    if not mixed: return out
     return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
 
 class _SavedStatsFloat(TorchDispatchMode):
@@ -363,8 +360,7 @@ def _softmax_backward_scratch(args, out)->int:
 
 def _lengths_copies(*ls)->int:
     "LossCTC.cpp's `ctc_loss_tensor`: lengths copied as contiguous int64 on the CPU unless they are already"
-    return sum(t.numel() * 8 for t in ls if isinstance(t, torch.Tensor) and (t.dtype != torch.int64 or
-                                                                              not t.is_contiguous()))  # lists: none
+    return sum(t.numel() * 8 for t in ls if t.dtype != torch.int64 or not t.is_contiguous())
 
 def _ctc_scratch(args, out)->int:
     "`_ctc_loss` (tensor lengths): the lengths' copies, then its loss and alpha table"
@@ -392,7 +388,6 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._log_softmax_backward_data.default: _softmax_backward_scratch,
             _aten._ctc_loss.Tensor: _ctc_scratch,
             _aten._ctc_loss_backward.Tensor: _ctc_backward_scratch,
-            _aten._ctc_loss.default: _ctc_scratch, _aten._ctc_loss_backward.default: _ctc_backward_scratch,
             _aten.embedding_dense_backward.default: _embedding_backward_scratch,
             _aten.cat.default: _cat_scratch}  # what each holds, outputs included
 
@@ -426,15 +421,14 @@ def _number_scratch(func, args, kwargs)->int:
         kind = ELEMENTWISE_TYPE_PROMOTION_KIND
         to_float = name in _TO_FLOAT or (name == 'div' and (kwargs or {}).get('rounding_mode') is None)
         dts = {args[i].dtype if isinstance(args[i], torch.Tensor) else None for i in idx}
-        if len(dts) == 1 and None not in dts and (dts.pop().is_floating_point or not to_float):  # one dtype: no casts
-            return n + sum(_WRAPPED[type(args[i])].itemsize for i in wrapped)
-        common = elementwise_dtypes(*(args[i] for i in idx), type_promotion_kind=kind.INT_TO_FLOAT if to_float
-                                    else kind.DEFAULT)[1]
-        for i in idx:
-            a = args[i]
-            own, k = (a.dtype, a.numel()) if isinstance(a, torch.Tensor) else (_WRAPPED[type(a)], 1)
-            if own != common: n += k * common.itemsize
-        if func._schema.name.endswith('_') and args[0].dtype != common: n += args[0].numel() * common.itemsize
+        if len(dts) > 1 or None in dts or (to_float and not dts.pop().is_floating_point):  # else one dtype: no casts
+            common = elementwise_dtypes(*(args[i] for i in idx), type_promotion_kind=kind.INT_TO_FLOAT if to_float
+                                        else kind.DEFAULT)[1]
+            for i in idx:
+                a = args[i]
+                own, k = (a.dtype, a.numel()) if isinstance(a, torch.Tensor) else (_WRAPPED[type(a)], 1)
+                if own != common: n += k * common.itemsize
+            if func._schema.name.endswith('_') and args[0].dtype != common: n += args[0].numel() * common.itemsize
     return n + sum(_WRAPPED[type(args[i])].itemsize for i in wrapped)
 
 def _new_bytes(out, args)->int:
@@ -469,10 +463,10 @@ class _CpuKernels(TorchDispatchMode):
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
         out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
-        rule, wrapped = _SCRATCH.get(func), _number_scratch(func, args, kwargs) - kept
-        if rule is None and not wrapped: return out
+        rule, numbers = _SCRATCH.get(func), _number_scratch(func, args, kwargs) - kept
+        if rule is None and not numbers: return out
         n = rule(args, out) if rule is not None else _new_bytes(out, args)  # outputs included, after the statistics
-        note_kernel_scratch(None if n is None else n + wrapped)  # the Python numbers live as long as the call
+        note_kernel_scratch(None if n is None else n + numbers)  # the numbers and casts live as long as the call
         if n is None: self.unsized.add(func.overloadpacket.__name__)
         return out
 

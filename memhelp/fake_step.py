@@ -343,8 +343,7 @@ def _masks_as_indices(known:_KnownValues, args)->tuple:
         temp += nz.numel() * 8
     return (args[0], indices, *args[2:]), temp
 
-_CTC = {torch.ops.aten._ctc_loss.Tensor, torch.ops.aten._ctc_loss_backward.Tensor,  # lengths as tensors
-        torch.ops.aten._ctc_loss.default, torch.ops.aten._ctc_loss_backward.default}  # as Python lists
+_CTC = {torch.ops.aten._ctc_loss.Tensor, torch.ops.aten._ctc_loss_backward.Tensor}  # lists: made tensors (`_CTC_FNS`)
 _CTC_BOUND = ("`ctc_loss` with target lengths the plan cannot know: planned with every target at its padded length, an "
               "upper bound")
 _CTC_CUDA = ("CTC's CUDA kernels (LossCTC.cu, or cuDNN's) allocate inside themselves (a beta table the size of the "
@@ -352,11 +351,10 @@ _CTC_CUDA = ("CTC's CUDA kernels (LossCTC.cu, or cuDNN's) allocate inside themse
 
 def _ctc_sized(known:_KnownValues, func, args):
     "`_ctc_loss`'s (loss, alpha table), or its backward's gradient, made as LossCTC.cpp's kernels make them"
-    if func.overloadpacket is torch.ops.aten._ctc_loss_backward: return torch.empty(args[1].shape, dtype=args[1].dtype)
+    if func is torch.ops.aten._ctc_loss_backward.Tensor: return torch.empty(args[1].shape, dtype=args[1].dtype)
     if known.target == 'cuda': known.unknowns[_CTC_CUDA] = None
     lp, targets, lengths = args[0], args[1], args[3]  # (log_probs, targets, input_lengths, target_lengths, ...)
-    if not isinstance(lengths, torch.Tensor): longest = max(lengths, default=0)  # a list: known as given
-    elif not isinstance(lengths, FakeTensor):  # a real tensor (a list made one, a closure's): its values are known
+    if not isinstance(lengths, FakeTensor):  # a real tensor (a list made one, a closure's): its values are known
         with _disable_current_modes(): longest = int(lengths.max()) if lengths.numel() else 0
     elif lengths in known.values and lengths not in known.of_batch:
         with _disable_current_modes(): longest = int(known.values[lengths].max())
