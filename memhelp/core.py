@@ -837,15 +837,22 @@ def note_kernel_scratch(nbytes:int|None, # bytes the running kernel holds beyond
     for m in _cpu_trackers():
         if nbytes is None: m.noted_unknown = True
         else: m.noted_peak = max(m.noted_peak, m.current + m.untracked + nbytes)
+        _tell_observer(m, 'scratch', nbytes)
 
 def note_untracked(nbytes:int, # bytes made (> 0) or freed (< 0) outside any operator, which no tracker sees
                   ):
     "Tell the tracked blocks open on the CPU of memory made or freed outside any operator (an emulation's figure)"
     for m in _cpu_trackers():
         m.untracked += nbytes; m.noted_peak = max(m.noted_peak, m.current + m.untracked)
+        _tell_observer(m, 'untracked', nbytes)
 
 def _cpu_trackers()->list: return [m for m in list(_open_modes) if isinstance(m, _StorageTracker)
                                    and m.device_type == 'cpu' and not m.disowned]
+
+def _tell_observer(m, what:str, nbytes):
+    "Pass `nbytes` to the method `what` of tracker `m`'s observer, if it has one: the observers that follow emulations"
+    if (told := getattr(m.observer, what, None)) is not None: told(nbytes)
+
 
 # %% ../nbs/00_core.ipynb #c9861be8
 def _tensor_bytes(objs, seen, round_to=1)->int:

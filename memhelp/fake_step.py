@@ -157,7 +157,7 @@ class MemPlan:
     units: tuple = None  # FSDP's units, by module name ('' is the root), when strategy is 'fsdp'
     # on the CPU, bytes kernels took inside themselves beyond `peak`: measured (`measure_memory(kernel_scratch=True)`,
     # the allocator's events) or emulated (a prediction, 08); `fits` adds them. None: not known (measured without it,
-    # CUDA, an attributed measurement, ranks, a kernel the emulation cannot size)
+    # CUDA, an attributed measurement, ranks, a kernel the emulation cannot size, a long step's not on lines: unknowns)
     kernel_scratch: int = None
     # a long sequence's prediction: how it was made (from short steps), or why by one full step; None: not asked
     how: str = field(default=None, compare=False)
@@ -250,6 +250,8 @@ class _KnownValues(TorchDispatchMode):
         self.of_batch = WeakIdKeyDictionary()  # the followed tensors computed from the batch (others: from shapes)
         self.n_ops, self.start = 0, time.monotonic(); self.said = self.start  # every operator passes here: a clock
         self.target = 'cpu'  # the device the step is for (`_unknowns_noted` sets it)
+        # buffers whose values are not followed: (name, on the meta device); `read`: the first one a kernel read
+        self.unread, self.read = WeakIdKeyDictionary(), None
     def beat(self):
         "Say that the step still runs, once every `_BEAT_S` seconds"
         now = time.monotonic()
@@ -267,6 +269,10 @@ class _KnownValues(TorchDispatchMode):
             if func not in _LARGEST: raise
             self.unknowns[_LARGEST_TAKEN.format(func.overloadpacket.__name__)] = None
             return _LARGEST[func](*args, **kwargs)
+        except DataDependentOutputException:  # `.item()`, `int(t)`: of a buffer, its name is said
+            self.read = self.read or next((self.unread[b] for t in tensors_in(list(args)) for b in (t, t._base)
+                                           if b is not None and b in self.unread), None)
+            raise
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device  # a real tensor's device is the fake's: 'cpu'
         self.n_ops += 1
@@ -469,14 +475,17 @@ def _make_batch(batch, bs, dev, known=None):
     return map_tensors(batch, one)
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
-def _int_buffers_known(shadow, model, known:_KnownValues):
-    "Follow the values of `shadow`'s small integer buffers from `model`'s: a BatchNorm of momentum None reads its count"
-    real = dict(model.named_buffers())
+def _buffers_known(shadow, model, known:_KnownValues):
+    "Follow the values of `shadow`'s small integer buffers and float scalars from `model`'s; name the others"
+    real = dict(model.named_buffers())  # a BatchNorm of momentum None reads its count; a model its `scale.item()`
     with _disable_current_modes():
         for n, b in shadow.named_buffers():
             r = real.get(n)
-            if r is None or r.is_floating_point() or r.is_meta or r.numel() > 1024 or b in known.values: continue
-            known.values[b] = r.detach().clone()  # the model's, not the batch's: the same for any batch
+            if r is None or b in known.values: continue
+            # a float buffer of more values is a table a kernel reads (positions, statistics): following it would
+            # compute on real tensors of the batch's size
+            if r.is_meta or r.numel() > (1 if r.is_floating_point() else 1024): known.unread[b] = n, r.is_meta
+            else: known.values[b] = r.detach().clone()  # the model's, not the batch's: the same for any batch
 
 def _kept_specs(model, spec:StepSpec, known=None,
                 pred:list=None, # the predictions' part, when known already: no forward
@@ -484,7 +493,7 @@ def _kept_specs(model, spec:StepSpec, known=None,
     "Shapes and dtypes of what fastai's loop keeps from the step before (the batch, the predictions): a no-grad forward"
     fake = known is not None
     dev, amp = (torch.device('cpu'), spec.device.type) if fake else (spec.device, None)
-    if fake: _int_buffers_known(model, spec.model, known)
+    if fake: _buffers_known(model, spec.model, known)
     xb, yb = split_batch(_make_batch(spec.batch, spec.micro_bs, dev, known), spec.n_inp)
     if pred is None:
         with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): out = _forward(model, xb)
@@ -536,7 +545,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     fake = known is not None  # shape-only: on fake CPU tensors, with the target device's kernels and rounding
     dev, amp, rnd = (torch.device('cpu'), spec.device.type, spec.round_to) if fake else (spec.device, None, 1)
     loss_func, bs = _loss_named(plain_loss(spec.loss_func) if fake else spec.loss_func), spec.micro_bs
-    if fake: _int_buffers_known(model, spec.model, known)  # before any forward: it may read them
+    if fake: _buffers_known(model, spec.model, known)  # before any forward: it may read them
     specs = kept or _kept_specs(model, spec, known)
     if fake: _READS_GUESSED.clear()  # this step's reads only (a warm-up's are the same optimizer's)
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
@@ -738,7 +747,14 @@ def _quiet_fake_log():
     finally: log.setLevel(level)
 
 def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
-    "The ValueError for a fake step that failed: the batch's values not followed (too large), or the model"
+    "The ValueError for a fake step that failed: a buffer's or the batch's values not followed, or the model"
+    if isinstance(e, DataDependentOutputException) and known.read is not None:
+        name, meta = known.read
+        why = ("the model is on the meta device, with no values: predict a copy that has its weights and buffers"
+               if meta else "a prediction follows integer buffers and float scalars only; measure_memory on a small "
+               "batch instead")
+        return ValueError(f"model: {spec.name} reads the values of its buffer `{name}` ({_first_line(e)}), which the "
+                          f"prediction does not have: {why}")
     if isinstance(e, _DATA_DEPENDENT) and known.unfollowed:
         return ValueError(f"bs: a batch of {spec.micro_bs} rows is too large for a prediction to follow its values "
                           f"({fmt_bytes(max(known.unfollowed))}; FOLLOW_LIMIT is {fmt_bytes(FOLLOW_LIMIT)}), and "
@@ -846,14 +862,38 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
 # %% ../nbs/09_fake_step.ipynb #ls27c1
 class _LiveCurve:
     "An observer for `track_memory`: the net change of the tracked bytes between the readings of its peak"
-    def __init__(self): self.events, self.acc = [], 0
+    def __init__(self):
+        self.events, self.acc, self.level = [], 0, 0
+        self.alloc, self.at, self.told, self.top, self.unknown = [], 0, 0, None, False  # with kernels' scratch: below
     def adopt(self, tensors): pass  # `_step_peak` shows an allocator's recorder the state: the curve needs no keys
     def grew(self, key, delta, t=None):
         self.acc += delta
         if delta > 0 and t is None: self.op_done(None, None)  # a storage resized: the tracker reads its peak now
     def op_done(self, func, current):
         "After each operator: one change, net (0 is left out: a reading equal to the one before cannot be a new peak)"
-        if self.acc: self.events.append(self.acc); self.acc = 0
+        if self.acc: self.events.append(self.acc); self.level += self.acc; self.acc = 0
+        now = self.level + self.told
+        if self.top is not None and self.top > now: self._alloc_to(self.top)  # inside the operator, then after it
+        self._alloc_to(now); self.top = None
+
+
+# %% ../nbs/09_fake_step.ipynb #ls27c1b
+@patch
+def _alloc_to(self:_LiveCurve, level:int):
+    "Add the change to `level` to the curve with kernels' scratch (none if it is there already)"
+    if level != self.at: self.alloc.append(level - self.at); self.at = level
+
+@patch
+def scratch(self:_LiveCurve, nbytes:int|None):
+    "`note_kernel_scratch`: the running kernel holds `nbytes` beyond the bytes alive (None: a size not known)"
+    if nbytes is None: self.unknown = True
+    else: self.top = max(self.top or 0, self.level + self.acc + self.told + nbytes)
+
+@patch
+def untracked(self:_LiveCurve, nbytes:int):
+    "`note_untracked`: bytes made (> 0) or freed outside any operator"
+    self.told += nbytes; self.top = max(self.top or 0, self.level + self.acc + self.told)
+
 
 # %% ../nbs/09_fake_step.ipynb #ls27c2
 _Rep = namedtuple('_Rep', 'body count')  # a block of items repeated `count` times in a row
@@ -1065,7 +1105,8 @@ class _WrittenTrace:
 # fitted on 3 lengths from the first of these (the next if sizes coincide), checked at 16: any one length of 8 to 13
 # is outside one window at least (a coincidence at 10 broke 8-10, 9-11 and 10-12: AWD_LSTM, bs 3, CUDA)
 _FIRSTS, _CHECK = (8, 9, 11), 16
-_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens, 54 or 79 when windows fail)
+_LONG_FROM = 64  # shorter sequences: one full step (the short steps run 43 tokens, 54 or 79 when windows fail, and
+                 # 107 more when kernels' scratch needs `_LATER`)
 
 def _seq_len(spec:StepSpec)->int|None:
     "The sequence length: dimension 1 of the batch's first tensor (None if it has none)"
@@ -1138,19 +1179,25 @@ def _length_of(spec:StepSpec, shadow, n:int):
     if odd := _odd_length(seen, n):
         raise ValueError(f"in the step of {n} tokens a recurrent layer runs {odd}: its loop is not the batch's length")
 
-def _changes(curve, held:int, peak:int, round_to:int)->tuple:
-    "(changes, state) a short step's observer recorded, checked: they add up to the tracker's peak"
+def _changes(curve, held:int, peak:int, round_to:int,
+             noted:int|None=None, # the tracker's peak with kernels' scratch (CPU; None: a kernel's not known)
+            )->tuple:
+    "(changes, state, changes with kernels' scratch) a short step's observer recorded, checked against the peaks"
     if isinstance(curve, _KeyedCurve):  # CUDA: the allocator's trace, whose state comes first
-        state, items = _stack_items(curve); top = held + _unstack(state, items, round_to)[1]
-    else: state, items = None, curve.events; top = max(held, _items_peak(items))
+        (state, items), scratch = _stack_items(curve), None; top = held + _unstack(state, items, round_to)[1]
+    else:  # the CPU: with kernels' scratch too, unless a kernel's was not known
+        state, items, scratch = None, curve.events, None if noted is None or curve.unknown else curve.alloc
+        top = max(held, _items_peak(items))
     if top != peak: raise RuntimeError("the changes do not add up to the peak")
-    return items, state
+    if scratch is not None and max(top, _items_peak(scratch)) != noted:
+        raise RuntimeError("the changes with kernels' scratch do not add up to their peak")
+    return items, state, scratch
 
 def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                  at=_length_of, # (spec, shadow, n) -> a context giving the spec of step `n`
                  same_pred:bool=False, # the predictions' shapes the same in the first two steps: kept for the rest
                 )->dict:
-    "Add to `runs` {n: (held, changes, state)} `spec`'s steps at `lengths` (tokens, unless `at` says); the state"
+    "Add `spec`'s steps at `lengths` (tokens unless `at` says) to `runs` {n: (held, changes, state, with scratch)}; mm"
     mode, shadow, o = _warm_shadow(spec)
     preds, dev = [], spec.device.type  # preds: the predictions' shapes so far, a forward each until two agree
     for n in lengths:
@@ -1160,25 +1207,52 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
                     kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
-                    held, peak, _ = _step_peak(shadow, o, sp, known, curve, kept=kept)
+                    held, peak, tr = _step_peak(shadow, o, sp, known, curve, kept=kept)
                     _unsized_noted(kernels, known.unknowns)
-        runs[n] = held, *_changes(curve, held, peak, spec.round_to); unknowns.update(known.unknowns)
+        runs[n] = held, *_changes(curve, held, peak, spec.round_to, tr.noted_peak); unknowns.update(known.unknowns)
     with mode: return model_memory(shadow, o, round_to=spec.round_to)
+_SCRATCH_OFF_LINE = ("kernels' scratch: the short steps' changes with it are not on lines that give the step checked "
+                     "(or a kernel's is not known), so this plan does not count it")
+
+def _scratch_fit(runs:dict, fit_of, checks)->object|None:
+    "`fit_of(3)`, the fit of the steps' changes with kernels' scratch, if every step has them and `checks` passes it"
+    if any(r[3] is None for r in runs.values()): return None
+    return fit if checks(fit := fit_of(3), 3) else None
+
+def _scratch_parts(held:int, peak:int, items:tuple|None, unknowns=())->dict:
+    "`_memplan`'s kernel_scratch and unknowns, from the changes with kernels' scratch at the full size (None: unknown)"
+    if items is None: return dict(kernel_scratch=None, unknowns=(*unknowns, _SCRATCH_OFF_LINE))
+    return dict(kernel_scratch=max(peak, held, _items_peak(items)) - peak, unknowns=tuple(unknowns))
+
+_LATER = (24, 25, 26), 32  # steps fitted, and the one checked, where a kernel's scratch that is the largest of lines
+                           # (a convolution's backward, 08) has passed the lengths where they cross
+
+def _loop_scratch(spec:StepSpec, runs:dict, unknowns:dict, first:int, fit_of, checks)->tuple:
+    "(fit of the changes with kernels' scratch, its first length) from the steps fitted, else later ones; (None, 0)"
+    if (fit := _scratch_fit(runs, fit_of, checks)) is not None: return fit, first
+    if any(r[3] is None for r in runs.values()): return None, 0  # a kernel's not known: no steps can tell it
+    (a, b, c), d = _LATER
+    _short_steps(spec, [n for n in (a, b, c, d) if n not in runs], runs, unknowns)
+    fit = _scratch_fit(runs, lambda k: fit_of(k, a), lambda fit, k: checks(fit, k, a, d))
+    return (None, 0) if fit is None else (fit, a)
+
 
 # %% ../nbs/09_fake_step.ipynb #ls27c8
 def _template(spec:StepSpec)->tuple|str:
-    "(template, first length, held, state, trace's state, notes) from short steps, checked at `_CHECK`; or why not"
+    "(template, first length, held, state, trace's state, notes, with scratch) from short steps, checked; or why not"
     runs, unknowns, refs = {}, {}, spec.device.type == 'cuda'
     for first in _FIRSTS:
         mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
         if notes := sorted(set(unknowns) - {_CUDNN_RNN}):  # cuDNN's note is the full step's too, at any length
             return f"a short step met what the plan cannot know ({notes[0].split(':')[0]})"
-        if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s in runs.values()}) > 1:
+        if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s, _ in runs.values()}) > 1:
             return "what the model holds at the start changes with the length"
-        fit = _fit_items([_compress(runs[n][1], refs) for n in (first, first + 1, first + 2)])
-        if fit is not None and _expand(_at_length(fit, _CHECK - first)) == runs[_CHECK][1]:
+        fit_of = lambda k, f=first: _fit_items([_compress(runs[n][k], refs) for n in (f, f + 1, f + 2)])
+        checks = lambda fit, k, f=first, c=_CHECK: fit is not None and _expand(_at_length(fit, c - f)) == runs[c][k]
+        if checks(fit := fit_of(1), 1):
             if why := _full_length_check(spec, first): return why
-            return fit, first, runs[first][0], mm, runs[first][2], tuple(unknowns)
+            return (fit, first, runs[first][0], mm, runs[first][2], tuple(unknowns),
+                    _loop_scratch(spec, runs, unknowns, first, fit_of, checks))
     return (f"no three steps from {_FIRSTS[0]} to {_FIRSTS[-1] + 2} tokens are repeats and sizes on lines that give "
             f"the step of {_CHECK} tokens exactly")
 
@@ -1247,11 +1321,15 @@ def _predict_long(spec:StepSpec)->MemPlan:
 
 def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan at `spec`'s length from `_template`'s `t`"
-    (fit, first, held, mm, state, unknowns), T = t, _seq_len(spec)
+    (fit, first, held, mm, state, unknowns, (scratch, at)), T = t, _seq_len(spec)
     how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
     items = _at_length(fit, T - first)
-    if state is None: return _memplan(spec, mm, held, max(held, _items_peak(items)), False, how=how)
+    if state is None:  # the CPU: kernels' scratch too
+        peak, scratch = max(held, _items_peak(items)), scratch and _at_length(scratch, T - at)
+        if at not in (0, first):
+            how += f"; kernels' scratch from {at}, {at + 1}, {at + 2} tokens, checked at {_LATER[1]}"
+        return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(held, peak, scratch, unknowns))
     events = _WrittenTrace(state, items, spec.round_to)  # CUDA: each event written out, for the allocator, when read
     reserved = replay(events, timeline=False).reserved_peak
     return _memplan(spec, mm, held, held + events.top, False, how=how + f"; the allocator's trace written out, "
@@ -1293,24 +1371,25 @@ def _keeping(spec:StepSpec, shadow, n:int):
 
 # %% ../nbs/09_fake_step.ipynb #ck27c3
 def _chunk_template(spec:StepSpec)->tuple|str:
-    "(template, its first count, held, state, unknowns) from steps keeping fewer chunks, checked; or why not"
+    "(template, its first count, held, state, unknowns, with scratch) from steps keeping fewer chunks; or why not"
     runs, unknowns, (a, b), c = {}, {}, _CHUNK_FIT, _CHUNK_CHECK
     # the real batch in every step: what its values set (the encoder's rows without padding) is the full step's too
     mm = _short_steps(spec, (c, a, b), runs, unknowns, at=_keeping)
     if len({h for h, *_ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks kept"
-    fit = _fit_items([_compress_items(_compress(runs[n][1])) for n in (a, b)])
-    if fit is None or _expand(_at_length(fit, c - a)) != runs[c][1]:
+    fit_of = lambda k: _fit_items([_compress_items(_compress(runs[n][k])) for n in (a, b)])
+    checks = lambda fit, k: fit is not None and _expand(_at_length(fit, c - a)) == runs[c][k]
+    if not checks(fit := fit_of(1), 1):
         return f"the steps keeping {a} and {b} chunks are not repeats and sizes on lines that give the one keeping {c}"
-    return fit, a, runs[a][0], mm, tuple(unknowns)
+    return fit, a, runs[a][0], mm, tuple(unknowns), _scratch_fit(runs, fit_of, checks)
 
 def _chunk_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan keeping all the chunks `spec`'s encoder keeps, from `_chunk_template`'s `t`"
-    (fit, first, held, mm, unknowns), enc, (a, b), c = t, _tail_encoder(spec.model), _CHUNK_FIT, _CHUNK_CHECK
+    (fit, first, held, mm, unknowns, scratch), enc, (a, b), c = t, _tail_encoder(spec.model), _CHUNK_FIT, _CHUNK_CHECK
     n = _kept_chunks(enc, _seq_len(spec))
     how = (f"extrapolated to {n} kept chunks of {enc.bptt} tokens from the steps keeping {a} and {b}, checked exactly "
            f"keeping {c}")
-    return _memplan(spec, mm, held, max(held, _items_peak(_at_length(fit, n - first))), False, how=how,
-                    unknowns=unknowns)
+    peak, scratch = max(held, _items_peak(_at_length(fit, n - first))), scratch and _at_length(scratch, n - first)
+    return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(held, peak, scratch, unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #gr27c1
 _GRID_J, _GRID_TS, _GRID_R = 4, (7, 9), 5  # the steps: 4 and 5 chunks kept, of 7 and 8 tokens (else 9 and 10), the
@@ -1408,7 +1487,7 @@ def _grid_fit(templates:dict, fit:list, last:tuple|None):
 
 # %% ../nbs/09_fake_step.ipynb #gr27c6
 def _grid_template(spec:StepSpec)->tuple|str:
-    "(the `_grid_fit`, held, state, unknowns) from steps of fewer and shorter chunks, checked; or why not"
+    "(the `_grid_fit`, held, state, unknowns, first tokens, with scratch) from fewer and shorter chunks; or why not"
     runs, unknowns, r = {}, {}, _tail_layout(_tail_encoder(spec.model), _seq_len(spec))[3]
     for t0 in _GRID_TS:  # sizes that coincide at some chunk length (tried: a tiny model's at 8 tokens), the next
         fit, last, check = _grid_points(r, t0)
@@ -1416,20 +1495,22 @@ def _grid_template(spec:StepSpec)->tuple|str:
         points = [p for p in (fit[0], check, *fit[1:], last) if p is not None and p not in runs]
         mm = _short_steps(spec, points, runs, unknowns, at=_grid_point, same_pred=True)
         if len({h for h, *_ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks"
-        at = _grid_fit({p: _compress_items(_compress(runs[p][1])) for p in (*fit, last) if p}, fit, last)
-        got = None if at is None else at(*check)
-        if got is not None and _expand(got) == runs[check][1]: return at, runs[fit[0]][0], mm, tuple(unknowns), t0
+        fit_of = lambda k: _grid_fit({p: _compress_items(_compress(runs[p][k])) for p in (*fit, last) if p}, fit, last)
+        checks = lambda at, k: at is not None and (got := at(*check)) is not None and _expand(got) == runs[check][k]
+        if checks(at := fit_of(1), 1):
+            return at, runs[fit[0]][0], mm, tuple(unknowns), t0, _scratch_fit(runs, fit_of, checks)
     return (f"no steps of {_GRID_J} and {_GRID_J + 1} chunks of {_GRID_TS[0]} to {_GRID_TS[-1] + 1} tokens are "
             f"repeats and sizes on lines that give the step of {_GRID_J - 1} chunks of 2 tokens more exactly")
 
 def _grid_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan of `spec`'s kept chunks, from `_grid_template`'s `t`"
-    (at, held, mm, unknowns, t0), enc = t, _tail_encoder(spec.model)
+    (at, held, mm, unknowns, t0, scratch), enc = t, _tail_encoder(spec.model)
     (_, _, k, r), (fit, last, check) = _tail_layout(enc, _seq_len(spec)), _grid_points(0, t0)
     how = (f"extrapolated to {k} kept chunks of {enc.bptt} tokens (the last {r}) from steps keeping {fit[0][0]} and "
            f"{fit[-1][0]} chunks of {fit[0][1]} and {fit[-1][1]} tokens, checked exactly keeping {check[0]} of "
            f"{check[1]}")
-    return _memplan(spec, mm, held, max(held, _items_peak(at(k, enc.bptt, r))), False, how=how, unknowns=unknowns)
+    peak, scratch = max(held, _items_peak(at(k, enc.bptt, r))), scratch and scratch(k, enc.bptt, r)
+    return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(held, peak, scratch, unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e02
 def _check_measurable(spec:StepSpec):
