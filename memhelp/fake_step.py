@@ -1589,7 +1589,8 @@ def _sharded_parts(model, spec:StepSpec, known=None,
     blocks = (fsdp_blocks(model) if spec.blocks is None else spec.blocks(model)) if fsdp else None
     units = _unit_names(model, blocks) if fsdp else None
     rec = AllocRecorder() if known is not None and spec.device.type == 'cuda' else None  # predicted CUDA: the trace
-    curve = None if curves is None else _LiveCurve()
+    # a fake CPU step: the curve with kernels' scratch too, whose last step gives the plan's `kernel_scratch`
+    curve = _LiveCurve() if curves is not None or (known is not None and rec is None) else None
     # gloo (the ranks') frees a collective's tensors when its worker lets go: `held_collectives` fixes that moment
     held = held_collectives() if spec.device.type == 'cpu' else contextlib.nullcontext()  # NCCL: in `wait()`
     with track_memory('cpu', round_to=spec.round_to, observer=rec or curve) as outer, held:
@@ -1604,20 +1605,26 @@ def _sharded_parts(model, spec:StepSpec, known=None,
         for i in range(n):
             level = outer.mark()[0]  # the step's peak is this block's: FSDP regrows storages made before (`resize_`)
             if rec is not None and i == n - 1: live, start = dict(rec.sizes), len(rec.events)  # alive before it
-            if curve is not None: curve.op_done(None, None); at = len(curve.events)
+            if curve is not None:
+                curve.op_done(None, None); at, at2, base = len(curve.events), len(curve.alloc), curve.at
             buffers, _, _ = _step_peak(wrapped, o, spec, known, kept=kept)
             peak = outer.mark()[1]
         mm = model_memory(model, o, round_to=spec.round_to)
     events = None if rec is None else _steady_trace([*live.items(), *rec.events[start:]], len(live))
-    if curves is not None: curves.update(one=one.events, held1=held1, sharded=curve.events[at:], level=level)
-    return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, events=events, **mm)
+    alloc = None if known is None or curve is None or curve.unknown else curve.alloc[at2:]  # None: not known
+    if curves is not None:
+        curves.update(one=one.events, held1=held1, sharded=curve.events[at:], level=level, alloc=alloc, base=base)
+    scratch = None if alloc is None else max(base + _items_peak(alloc), peak) - peak
+    return dict(peak=peak, buffers=buffers, activations=peak1 - held1, units=units, events=events, **mm,
+                kernel_scratch=scratch)
 
 # %% ../nbs/09_fake_step.ipynb #c0da0021
 def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)->MemPlan:
     "Rank 0's `MemPlan`; `extra` is what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers"
     ev = parts.get('events')  # rank 0's allocation trace, two steps: a CUDA prediction's, replayed as on one device
     p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks,
-                 units=parts['units'], events=ev, reserved=None if ev is None else replay(ev).reserved_peak)
+                 units=parts['units'], events=ev, reserved=None if ev is None else replay(ev).reserved_peak,
+                 kernel_scratch=parts.get('kernel_scratch'))  # a CPU prediction's (`_sharded_parts`)
     return replace(p, extra=parts['peak'] - p.peak)
 
 # %% ../nbs/09_fake_step.ipynb #d9ac4c09
@@ -1724,6 +1731,13 @@ def _depth_runs(spec:StepSpec, depths)->dict:
     return runs
 
 # %% ../nbs/09_fake_step.ipynb #dp27c5
+def _deep_scratch(runs:dict, fitted:tuple, check:int, N:int)->int|None:
+    "The peak of the sharded step's changes with kernels' scratch at `N` blocks, fitted and checked; None if not"
+    if any(cv['alloc'] is None for _, cv in runs.values()): return None
+    fit = _fit_items([_compress(runs[d][1]['alloc']) for d in fitted])
+    if fit is None or _expand(_at_length(fit, check - fitted[0])) != runs[check][1]['alloc']: return None
+    return _items_peak(_at_length(fit, N - fitted[0]))
+
 def _deep_template(spec:StepSpec)->dict|str:
     "The numbers of `spec`'s sharded step at its full depth, from steps with fewer blocks, checked; or why not"
     (a, b), c, N = _DEEP_FIT, _DEEP_CHECK, len(_deep_stack(spec.model))
@@ -1738,8 +1752,9 @@ def _deep_template(spec:StepSpec)->dict|str:
         if fit is None or _expand(_at_length(fit, c - a)) != runs[c][1][k]:
             return f"the steps of {a} and {b} blocks are not repeats and sizes on lines that give the step of {c}"
         out[k] = _items_peak(_at_length(fit, N - a))
-    numbers = [(k, 1) for k in ('held1', 'level')] + [
-        (k, 0) for k, v in runs[a][0].items() if type(v) is int and k not in ('peak', 'activations')]
+    out['alloc'] = _deep_scratch(runs, (a, b), c, N)
+    numbers = [(k, 1) for k in ('held1', 'level', 'base')] + [  # the scratch beyond the peak: from `alloc`
+        (k, 0) for k, v in runs[a][0].items() if type(v) is int and k not in ('peak', 'activations', 'kernel_scratch')]
     for k, i in numbers:  # where the steps start, and the state: on a line in the depth, checked at `c`
         line = _fit_line([runs[d][i][k] for d in (a, b)])
         if line.at_first + line.slope * (c - a) != runs[c][i][k]: return f"{k} is not on a line in the number of blocks"
@@ -1750,10 +1765,13 @@ def _deep_plan(spec:StepSpec, t:dict)->MemPlan:
     "The sharded plan at `spec`'s full depth, from `_deep_template`'s numbers"
     stack, (a, b), c = _deep_stack(spec.model), _DEEP_FIT, _DEEP_CHECK
     name = next(n for n, m in spec.model.named_modules() if m is stack)
-    parts = dict(t, peak=t['level'] + t['sharded'], activations=max(t['held1'], t['one']) - t['held1'],
-                 units=_spec_units(spec), events=None)
+    peak = t['level'] + t['sharded']
+    scratch = None if t['alloc'] is None else max(t['base'] + t['alloc'], peak) - peak
+    parts = dict(t, peak=peak, activations=max(t['held1'], t['one']) - t['held1'], units=_spec_units(spec),
+                 events=None, kernel_scratch=scratch)
     how = (f"extrapolated to {len(stack)} blocks ({name}) from the steps with {a} and {b}, checked exactly with {c}")
-    return replace(_sharded_memplan(spec, parts, measured=False), how=how)
+    return replace(_sharded_memplan(spec, parts, measured=False), how=how,
+                   unknowns=() if scratch is not None else (_SCRATCH_OFF_LINE,))
 
 # %% ../nbs/09_fake_step.ipynb #a77b0c02
 def _plan_trace(plan):
