@@ -1219,10 +1219,10 @@ def _scratch_fit(runs:dict, fit_of, checks)->object|None:
     if any(r[3] is None for r in runs.values()): return None
     return fit if checks(fit := fit_of(3), 3) else None
 
-def _scratch_parts(held:int, peak:int, items:tuple|None, unknowns=())->dict:
+def _scratch_parts(peak:int, items:tuple|None, unknowns=())->dict:
     "`_memplan`'s kernel_scratch and unknowns, from the changes with kernels' scratch at the full size (None: unknown)"
     if items is None: return dict(kernel_scratch=None, unknowns=(*unknowns, _SCRATCH_OFF_LINE))
-    return dict(kernel_scratch=max(peak, held, _items_peak(items)) - peak, unknowns=tuple(unknowns))
+    return dict(kernel_scratch=max(peak, _items_peak(items)) - peak, unknowns=tuple(unknowns))
 
 _LATER = (24, 25, 26), 32  # steps fitted, and the one checked, where a kernel's scratch that is the largest of lines
                            # (a convolution's backward, 08) has passed the lengths where they cross
@@ -1329,7 +1329,7 @@ def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
         peak, scratch = max(held, _items_peak(items)), scratch and _at_length(scratch, T - at)
         if at not in (0, first):
             how += f"; kernels' scratch from {at}, {at + 1}, {at + 2} tokens, checked at {_LATER[1]}"
-        return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(held, peak, scratch, unknowns))
+        return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(peak, scratch, unknowns))
     events = _WrittenTrace(state, items, spec.round_to)  # CUDA: each event written out, for the allocator, when read
     reserved = replay(events, timeline=False).reserved_peak
     return _memplan(spec, mm, held, held + events.top, False, how=how + f"; the allocator's trace written out, "
@@ -1389,7 +1389,7 @@ def _chunk_plan(spec:StepSpec, t:tuple)->MemPlan:
     how = (f"extrapolated to {n} kept chunks of {enc.bptt} tokens from the steps keeping {a} and {b}, checked exactly "
            f"keeping {c}")
     peak, scratch = max(held, _items_peak(_at_length(fit, n - first))), scratch and _at_length(scratch, n - first)
-    return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(held, peak, scratch, unknowns))
+    return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(peak, scratch, unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #gr27c1
 _GRID_J, _GRID_TS, _GRID_R = 4, (7, 9), 5  # the steps: 4 and 5 chunks kept, of 7 and 8 tokens (else 9 and 10), the
@@ -1510,7 +1510,7 @@ def _grid_plan(spec:StepSpec, t:tuple)->MemPlan:
            f"{fit[-1][0]} chunks of {fit[0][1]} and {fit[-1][1]} tokens, checked exactly keeping {check[0]} of "
            f"{check[1]}")
     peak, scratch = max(held, _items_peak(at(k, enc.bptt, r))), scratch and scratch(k, enc.bptt, r)
-    return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(held, peak, scratch, unknowns))
+    return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(peak, scratch, unknowns))
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e02
 def _check_measurable(spec:StepSpec):
@@ -1731,11 +1731,11 @@ def _depth_runs(spec:StepSpec, depths)->dict:
     return runs
 
 # %% ../nbs/09_fake_step.ipynb #dp27c5
-def _deep_scratch(runs:dict, fitted:tuple, check:int, N:int)->int|None:
-    "The peak of the sharded step's changes with kernels' scratch at `N` blocks, fitted and checked; None if not"
-    if any(cv['alloc'] is None for _, cv in runs.values()): return None
-    fit = _fit_items([_compress(runs[d][1]['alloc']) for d in fitted])
-    if fit is None or _expand(_at_length(fit, check - fitted[0])) != runs[check][1]['alloc']: return None
+def _deep_peak(runs:dict, k:str, fitted:tuple, check:int, N:int)->int|None:
+    "The peak of the steps' changes `k` at `N` blocks, fitted on `fitted` blocks and checked at `check`; None if not"
+    if any(cv[k] is None for _, cv in runs.values()): return None  # the changes with scratch, a kernel's not known
+    fit = _fit_items([_compress(runs[d][1][k]) for d in fitted])
+    if fit is None or _expand(_at_length(fit, check - fitted[0])) != runs[check][1][k]: return None
     return _items_peak(_at_length(fit, N - fitted[0]))
 
 def _deep_template(spec:StepSpec)->dict|str:
@@ -1746,13 +1746,10 @@ def _deep_template(spec:StepSpec)->dict|str:
         if (parts['peak'] != cv['level'] + _items_peak(cv['sharded']) or
             parts['activations'] != max(cv['held1'], _items_peak(cv['one'])) - cv['held1']):
             return "the changes of a step do not add up to its peak"
-    out = {}
-    for k in ('one', 'sharded'):  # the changes of the step on one device (activations), of the sharded one (the peak)
-        fit = _fit_items([_compress(runs[d][1][k]) for d in (a, b)])
-        if fit is None or _expand(_at_length(fit, c - a)) != runs[c][1][k]:
-            return f"the steps of {a} and {b} blocks are not repeats and sizes on lines that give the step of {c}"
-        out[k] = _items_peak(_at_length(fit, N - a))
-    out['alloc'] = _deep_scratch(runs, (a, b), c, N)
+    # the changes of the step on one device (activations), of the sharded one (the peak), with kernels' scratch
+    out = {k: _deep_peak(runs, k, (a, b), c, N) for k in ('one', 'sharded', 'alloc')}
+    if out['one'] is None or out['sharded'] is None:
+        return f"the steps of {a} and {b} blocks are not repeats and sizes on lines that give the step of {c}"
     numbers = [(k, 1) for k in ('held1', 'level', 'base')] + [  # the scratch beyond the peak: from `alloc`
         (k, 0) for k, v in runs[a][0].items() if type(v) is int and k not in ('peak', 'activations', 'kernel_scratch')]
     for k, i in numbers:  # where the steps start, and the state: on a line in the depth, checked at `c`
