@@ -287,7 +287,7 @@ class _KnownValues(TorchDispatchMode):
             note_kernel_scratch(temp + (0 if func._schema.is_mutable else _nbytes(out)))
             return out
         if func in _CTC: return _ctc_sized(self, func, args)  # its kernels read the lengths' values in C++
-        if not all(t in self.values for t in ins) or not (ins or _int_factory(func, args, kwargs)):
+        if not all(t in self.values for t in ins) or not (ins or _known_factory(func, args, kwargs)):
             if func._schema.is_mutable: _forget_written(self.values, func, args, kwargs)  # its old values are stale
             return self.bounded(func, args, kwargs)
         try: out = func(*args, **kwargs)
@@ -313,14 +313,16 @@ class _KnownValues(TorchDispatchMode):
             if batch: self.of_batch[f] = True
         return out
 
-def _int_factory(func, args, kwargs)->bool:
-    "Is `func` a factory of integers (`arange(n)`, `zeros(..., dtype=torch.long)`): values known from its arguments"
-    dt = kwargs.get('dtype')
-    if dt is None:  # `arange` of ints is int64 without a dtype: Hugging Face's positions (`cache_position`) are one;
-        # `full` of an int too (a CTC loss's lengths, `torch.full((n,), t)`)
-        if func.overloadpacket is torch.ops.aten.full: return isinstance(args[1], int)
-        return func.overloadpacket is torch.ops.aten.arange and all(isinstance(a, int) for a in args)
-    return not dt.is_floating_point and not dt.is_complex and func._schema.returns and \
+_CONSTANT_FACTORIES = {torch.ops.aten.ones, torch.ops.aten.zeros, torch.ops.aten.full, torch.ops.aten.arange}
+
+def _known_factory(func, args, kwargs)->bool:
+    "Is `func` a factory whose values its arguments give (`arange(n)`, `ones(b, s)`, `zeros(..., dtype=torch.long)`)"
+    if any(isinstance(a, torch.Tensor) for a in args): return False
+    # Hugging Face's positions (`arange`, `cache_position`), a decoder's all-ones float mask (BART's, before it checks
+    # whether the causal mask can be left to SDPA), a CTC loss's lengths (`torch.full((n,), t)`): known, any dtype
+    if func.overloadpacket in _CONSTANT_FACTORIES: return True
+    dt = kwargs.get('dtype')  # other factories of integers too, when they take no tensor
+    return dt is not None and not dt.is_floating_point and not dt.is_complex and bool(func._schema.returns) and \
         not any(a.type.isSubtypeOf(torch._C.TensorType.get()) for a in func._schema.arguments)
 
 def _forget_written(values, func, args, kwargs):
@@ -511,7 +513,8 @@ def _loss_named(loss_func):
     name = getattr(loss_func, '__name__', type(loss_func).__name__)
     def f(*args):
         try: return loss_func(*args)
-        except (RuntimeError, NotImplementedError, TypeError, AssertionError) as e:
+        except Exception as e:  # any of the loss's own: an AttributeError on a tuple, a ValueError on shapes
+            if isinstance(e, torch.OutOfMemoryError): raise  # memory, not the loss
             raise _LossFailed(name, e, [tuple(t.shape) for t in tensors_in(args)]) from e
     return f
 
@@ -796,8 +799,8 @@ def _unsized_noted(kernels, unknowns:dict):
     "Add to `unknowns` the CPU kernels (`target_kernels('cpu')`'s) whose own scratch the emulation could not size"
     for op in sorted(getattr(kernels, 'unsized', ())): unknowns[_UNSIZED.format(op)] = None
 
-_UNSIZED = ("`{}` takes scratch inside its CPU kernel of a size the emulation (08) does not know here (a transposed "
-            "or dilated 3d convolution, a grouped transposed one given a non-contiguous gradient): not counted")
+_UNSIZED = ("`{}` takes or may take scratch inside its CPU kernel of a size the emulation (08) does not know here (an "
+            "operator no rule of 08 sizes, a transposed or dilated 3d convolution...): not counted")
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
               "allocates outside them (a C++/CUDA extension's own buffers) is not")
 # a real GPU runs `nn.LSTM`/`GRU`/`RNN` as one cuDNN kernel (`_cudnn_rnn`, aten/src/ATen/native/cudnn/RNN.cpp) whose
