@@ -371,10 +371,14 @@ def _sum_scratch(args, out)->int:
         return None  # measured: a float32 copy of the input and result for some layouts, none for others
     return _nbytes(out)
 
-def _mean_scratch(args, out)->int:
+def _mean_scratch(args, out)->int|None:
     "`mean` of bf16/fp16: a float32 copy summed into a float32 result, cast into the output while both are alive"
     x = args[0]
-    return (x.numel() + out.numel()) * 4 + _nbytes(out) if x.dtype in _HALF and out.dtype == x.dtype else 0
+    if out.dtype != x.dtype: return None  # `mean(dtype=...)`: not measured
+    if x.dtype in _HALF: return (x.numel() + out.numel()) * 4 + _nbytes(out)
+    # float32/float64: the sum divided in place by the count, a wrapped int64 number cast to the sum's dtype (measured
+    # by tools/scratch_audit.py: 12 B in float32, 16 in float64)
+    return 8 + out.element_size() + _nbytes(out) if out.dtype.is_floating_point else 0
 
 def _softmax_scratch(args, out)->int:
     "`_softmax`, `_log_softmax`: a contiguous copy of an input that is not contiguous (SoftMax.cpp), and the output"

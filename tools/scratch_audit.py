@@ -1,0 +1,127 @@
+"""Audit the CPU kernels' scratch emulation (08_cuda_emulation) against the CPU allocator, one operator call at a time.
+
+A real training step of each model (Adam; fp32, then bf16 autocast; oneDNN off, as the planner runs the CPU's kernels)
+is recorded below autograd and autocast: every distinct operator call (operator, and its arguments' shapes, strides
+and dtypes), with copies of its arguments. Each call is then run again alone twice: inside `target_kernels('cpu')`
+and `track_memory('cpu', kernel_scratch=True)`, which give the emulation's scratch beyond the call's outputs
+(`noted_scratch`, None where it does not know) and the allocator's own (`kernel_scratch`, torch.profiler's events).
+
+A call whose allocator scratch is above the emulation's, or whose scratch the emulation does not know, is listed. The
+list of operators 08 takes as scratch-free (`_NO_SCRATCH`) came from such a run; an operator it lists must never show
+up here with more than 0 B. Prints one line per operator; nothing is written.
+
+    OMP_NUM_THREADS=1 python tools/scratch_audit.py            # all cases (about 2 minutes on one core)
+    OMP_NUM_THREADS=1 python tools/scratch_audit.py sdpa ln    # some of them
+"""
+import sys, time, warnings, collections
+import torch, torch.nn as nn, torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from memhelp.core import track_memory
+from memhelp.cuda_emulation import target_kernels
+
+warnings.filterwarnings('ignore')
+V = 200  # vocabulary of the token models
+
+def _sig(x):
+    if isinstance(x, torch.Tensor): return ('T', tuple(x.shape), x.stride(), x.dtype)
+    if isinstance(x, (list, tuple)): return tuple(_sig(a) for a in x)
+    return repr(x)
+
+def _copy(x):
+    "A copy of `x` on a copy of its whole storage (the same strides and offset: an expanded one too); others as they are"
+    if isinstance(x, torch.Tensor):
+        with torch.no_grad():
+            return torch.empty(0, dtype=x.dtype).set_(x.detach().untyped_storage().clone(), x.storage_offset(),
+                                                      x.shape, x.stride())
+    if isinstance(x, (list, tuple)): return type(x)(_copy(a) for a in x)
+    return x
+
+class _Calls(TorchDispatchMode):
+    "The distinct operator calls of a block, each with copies of its arguments"
+    def __init__(self): super().__init__(); self.calls = {}
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        key = (func, _sig(args), _sig(tuple(sorted(kwargs.items()))))
+        if key not in self.calls: self.calls[key] = (func, _copy(args), _copy(kwargs))
+        return func(*args, **kwargs)
+
+def _scratch(func, args, kwargs):
+    "(emulated, allocator's) bytes beyond the outputs while `func` runs alone on copies of its arguments"
+    run = lambda: func(*_copy(args), **_copy(kwargs))
+    with torch.backends.mkldnn.flags(enabled=False), torch.no_grad():
+        run()  # one-time caches stay out of the measured block
+        a, k = _copy(args), _copy(kwargs)
+        with target_kernels('cpu'), track_memory('cpu', kernel_scratch=True) as t: func(*a, **k)
+    return t.noted_scratch, t.kernel_scratch
+
+def _step(model, xb, yb, bf16):
+    "The calls of one warm Adam step of `model` (bf16 autocast if `bf16`)"
+    opt = torch.optim.Adam(model.parameters())
+    def step():
+        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=bf16):
+            out = model(*xb)
+            loss = F.cross_entropy(out.float(), yb)
+        loss.backward(); opt.step(); opt.zero_grad()
+    with torch.backends.mkldnn.flags(enabled=False):
+        step()
+        with _Calls() as c: step()
+    return c.calls.values()
+
+class _Up(nn.Module):
+    def __init__(s, mode): super().__init__(); s.m, s.c, s.o = mode, nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8, 10)
+    def forward(s, x):
+        kw = {'align_corners': False} if s.m == 'bilinear' else {}
+        return s.o(F.interpolate(s.c(x), scale_factor=2, mode=s.m, **kw).mean((2, 3)))
+
+class _Attn(nn.Module):
+    def __init__(s, causal=False):
+        super().__init__(); s.c, s.e, s.q, s.o = causal, nn.Embedding(V, 32), nn.Linear(32, 96), nn.Linear(32, 10)
+    def forward(s, x):
+        B, S = x.shape; q, k, v = s.q(s.e(x)).view(B, S, 3, 2, 16).permute(2, 0, 3, 1, 4)
+        return s.o(F.scaled_dot_product_attention(q, k, v, is_causal=s.c).transpose(1, 2).reshape(B, S, 32).mean(1))
+
+class _Norms(nn.Module):
+    def __init__(s):
+        super().__init__(); s.c, s.g, s.ln, s.o = nn.Conv2d(3, 16, 3, padding=1), nn.GroupNorm(4, 16), \
+            nn.LayerNorm(16), nn.Linear(16, 10)
+    def forward(s, x): return s.o(s.ln(s.g(s.c(x)).permute(0, 2, 3, 1)).amax((1, 2)))
+
+class _Seq(nn.Module):
+    def __init__(s, rnn):
+        super().__init__(); s.e, s.r, s.o = nn.Embedding(V, 32), rnn, nn.Linear(32, 10)
+    def forward(s, x): return s.o(s.r(s.e(x))[0].mean(1))
+
+def _cases():
+    import torchvision
+    img = lambda m, px=32: (m, (torch.randn(4, 3, px, px),), torch.randint(0, 10, (4,)))
+    tok = lambda m: (m, (torch.randint(0, V, (4, 24)),), torch.randint(0, 10, (4,)))
+    return {'cnn': lambda: img(nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                                              nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))),
+            'resnet18': lambda: img(torchvision.models.resnet18(num_classes=10)),
+            'mobilenet': lambda: img(torchvision.models.mobilenet_v3_small(num_classes=10)),
+            'nearest': lambda: img(_Up('nearest')), 'bilinear': lambda: img(_Up('bilinear')),
+            'ln': lambda: img(_Norms()), 'sdpa': lambda: tok(_Attn()), 'causal': lambda: tok(_Attn(True)),
+            'lstm': lambda: tok(_Seq(nn.LSTM(32, 32, 2, batch_first=True))),
+            'gru': lambda: tok(_Seq(nn.GRU(32, 32, batch_first=True))),
+            'encoder': lambda: tok(nn.Sequential(nn.Embedding(V, 32), nn.TransformerEncoder(
+                nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2), nn.Flatten(), nn.Linear(32 * 24, 10)))}
+
+def audit(names=None, log=print):
+    "Operators whose allocator scratch the emulation misses or does not know, over `names` of `_cases()` (all if None)"
+    cases, found, start = _cases(), collections.defaultdict(list), time.monotonic()
+    for i, name in enumerate(names or cases):
+        for bf16 in (False, True):
+            torch.manual_seed(0); model, xb, yb = cases[name]()
+            for func, args, kwargs in _step(model, xb, yb, bf16):
+                emulated, real = _scratch(func, args, kwargs)
+                if real is None: continue
+                if emulated is None or real > emulated:
+                    found[func.name()].append((name + ('-bf16' if bf16 else ''), emulated, real))
+        log(f"{i + 1}/{len(names or cases)} {name} done ({time.monotonic() - start:.0f} s)")
+    return found
+
+if __name__ == '__main__':
+    for op, rows in sorted(audit(sys.argv[1:] or None).items()):
+        worst = max(rows, key=lambda r: r[2])
+        print(f"{op}: {len(rows)} calls; largest {worst[2]:,} B beyond the outputs in {worst[0]} "
+              f"(emulated: {'unknown' if worst[1] is None else f'{worst[1]:,} B'})")
