@@ -362,6 +362,50 @@ def _embedding_scratch(args, out)->int:
     "`embedding` (`index_select`): a contiguous copy of indices that are not (a transposed batch); its output"
     return (0 if args[1].is_contiguous() else _nbytes(args[1])) + _nbytes(out)
 
+def _flash_splits(q, k)->tuple:
+    "FlashAttentionKernel.cpp's blocks: (query rows, key rows) per block, from the query's and the keys' lengths"
+    S, Skv = q.shape[-2], k.shape[-2]
+    return min(256 if S >= 768 else 64 if S >= 192 else 32, S), min(512, Skv)
+
+def _flash_scratch(args, out)->int:
+    "CPU flash attention: float32 buffers per thread (scores, their max and sum, a block of output); bf16/fp16 scores"
+    q, k, v = args[:3]  # measured with oneDNN off, as the planner runs (no packed keys and values), torch 2.14.1
+    qs, kvs = _flash_splits(q, k)
+    half = q.element_size() if q.dtype in _HALF else 0
+    per_thread = (qs * kvs + 2 * qs + qs * v.shape[-1]) * 4 + qs * kvs * half
+    return per_thread * torch.get_num_threads() + _nbytes(*out)
+
+def _flash_backward_scratch(args, out)->int:
+    "Its backward: two score blocks per thread (float32, bf16/fp16), a row of sums, a copy of a gradient not B,S,H,D"
+    go, q, k = args[:3]
+    qs, kvs = _flash_splits(q, k)
+    half = q.element_size() if q.dtype in _HALF else 0
+    copy = 0 if go.transpose(1, 2).is_contiguous() else _nbytes(go)
+    return 2 * qs * kvs * (4 + half) * torch.get_num_threads() + qs * 4 + copy + _nbytes(*out)
+
+def _safe_softmax_scratch(args, out)->int|None:
+    "SDPA's math path (`_safe_softmax`): a softmax (a copy of an input not contiguous), then its masks of -inf rows"
+    x, dim = args[:2]
+    if out.dtype != x.dtype or x.ndim == 0: return None  # `dtype=...`: measured other sizes, not sized here
+    masks = x.numel() + x.numel() // x.shape[dim] + x.element_size()  # `x == -inf`, rows all masked, the number
+    return max(0 if x.is_contiguous() else _nbytes(x), masks) + _nbytes(out)
+
+def _all_any_scratch(args, out)->int:
+    "`all`, `any`: values that are not bool cast to a bool copy first (measured: a byte per element)"
+    return (0 if args[0].dtype == torch.bool else args[0].numel()) + _nbytes(out)
+
+def _cumsum_scratch(args, out)->int:
+    "`cumsum` of bool or integer values into int64: an int64 copy of them first (measured, as `sum`'s)"
+    x = args[0]
+    cast = not (x.dtype.is_floating_point or x.dtype.is_complex) and x.dtype != out.dtype
+    return (x.numel() * out.element_size() if cast else 0) + _nbytes(out)
+
+def _gather_scratch(args, out)->int|None:
+    "`gather`: of bf16 values a float32 buffer of the output's size (measured); fp16's not measured"
+    x = args[0]
+    if x.dtype == torch.float16: return None
+    return (out.numel() * 4 if x.dtype == torch.bfloat16 else 0) + _nbytes(out)
+
 def _sum_scratch(args, out)->int:
     "`sum`: bool or integer values cast to int64 first; None for a bf16/fp16 input, not contiguous, over several dims"
     x, dims = args[0], args[1] if len(args) > 1 else None
@@ -409,6 +453,7 @@ def _cat_scratch(args, out)->int:
     return max((_nbytes(t) for t in args[0] if t.dtype != out.dtype), default=0) + _nbytes(out)
 
 _aten = torch.ops.aten
+# what each operator's CPU kernel holds at its peak, its outputs included
 _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward.default: _conv_backward_scratch,
             _aten.native_batch_norm.default: _bn_scratch,
             _aten.native_batch_norm_backward.default: _bn_backward_scratch,
@@ -422,16 +467,22 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten.cat.default: _cat_scratch, _aten.native_layer_norm.default: _layer_norm_scratch,
             _aten.native_layer_norm_backward.default: _layer_norm_backward_scratch,
             _aten.embedding.default: _embedding_scratch, _aten.sum.dim_IntList: _sum_scratch,
-            _aten.sum.default: _sum_scratch}  # what each holds, outputs included
+            _aten.sum.default: _sum_scratch,
+            _aten._scaled_dot_product_flash_attention_for_cpu.default: _flash_scratch,
+            _aten._scaled_dot_product_flash_attention_for_cpu_backward.default: _flash_backward_scratch,
+            _aten._safe_softmax.default: _safe_softmax_scratch,
+            **{getattr(_aten, f).default: _all_any_scratch for f in ('all', 'any')},
+            **{getattr(_aten, f).dim: _all_any_scratch for f in ('all', 'any')},
+            _aten.cumsum.default: _cumsum_scratch, _aten.gather.default: _gather_scratch}
 
 # operators whose CPU kernels allocated nothing beyond their outputs in an audit of 30 models' steps (torchvision,
 # timm, Hugging Face, hand-written: every allocation the profiler saw inside each call; torch 2.14.1, oneDNN off).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: flash attention, `upsample_*2d`, `roll`, `_fft_c2r`, `_embedding_bag`, group
+# Any other operator may (measured: `upsample_*2d`, `roll`, `_fft_c2r`, `_embedding_bag`, group
 # norm's backward, `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _adaptive_avg_pool2d _adaptive_avg_pool2d_backward _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view addmm
-amax any argmax avg_pool2d avg_pool2d_backward bernoulli_.float bmm col2im constant_pad_nd copy_ cumsum flip gather
+amax argmax avg_pool2d avg_pool2d_backward bernoulli_.float bmm col2im constant_pad_nd copy_ flip
 grid_sampler_2d grid_sampler_2d_backward hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
 linalg_vector_norm masked_fill_.Scalar max_pool2d_with_indices max_pool2d_with_indices_backward max_pool3d_with_indices
 max_pool3d_with_indices_backward mm native_group_norm nll_loss_backward nll_loss_forward pixel_shuffle
