@@ -406,6 +406,15 @@ def _gather_scratch(args, out)->int|None:
     if x.dtype == torch.float16: return None
     return (out.numel() * 4 if x.dtype == torch.bfloat16 else 0) + _nbytes(out)
 
+def _mse_scratch(args, out)->int|None:
+    "`mse_loss`: reduced, the elementwise losses first (float32 too for bf16), then a mean's count (measured)"
+    x, reduction = args[0], args[2] if len(args) > 2 else 1
+    n, i, held = x.numel(), x.element_size(), out.untyped_storage().nbytes()  # reduced: in a buffer of every element
+    if reduction == 0: return held
+    if reduction == 2: return n * i + held
+    if x.dtype == torch.float16: return None  # not measured
+    return (n * (4 + i) + 4 if x.dtype == torch.bfloat16 else n * i + 8 + i) + held
+
 def _sum_scratch(args, out)->int:
     "`sum`: bool or integer values cast to int64 first; None for a bf16/fp16 input, not contiguous, over several dims"
     x, dims = args[0], args[1] if len(args) > 1 else None
@@ -473,7 +482,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._safe_softmax.default: _safe_softmax_scratch,
             **{getattr(_aten, f).default: _all_any_scratch for f in ('all', 'any')},
             **{getattr(_aten, f).dim: _all_any_scratch for f in ('all', 'any')},
-            _aten.cumsum.default: _cumsum_scratch, _aten.gather.default: _gather_scratch}
+            _aten.cumsum.default: _cumsum_scratch, _aten.gather.default: _gather_scratch,
+            _aten.mse_loss.default: _mse_scratch}
 
 # operators whose CPU kernels allocated nothing beyond their outputs in an audit of 30 models' steps (torchvision,
 # timm, Hugging Face, hand-written: every allocation the profiler saw inside each call; torch 2.14.1, oneDNN off).
@@ -488,7 +498,7 @@ linalg_vector_norm masked_fill_.Scalar max_pool2d_with_indices max_pool2d_with_i
 max_pool3d_with_indices_backward mm native_group_norm nll_loss_backward nll_loss_forward pixel_shuffle
 pixel_unshuffle select_backward slice_backward stack std.correction topk transpose_ tril triu unsafe_split.Tensor
 upsample_bicubic2d_backward upsample_bilinear2d_backward upsample_nearest2d_backward var.correction adaptive_max_pool2d
-adaptive_max_pool2d_backward max.dim mse_loss mse_loss_backward zero_ nonzero empty_like ones_like zeros_like
+adaptive_max_pool2d_backward max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like
 new_empty new_empty_strided new_zeros'''.split())
 
 @functools.cache
