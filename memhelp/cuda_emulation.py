@@ -488,7 +488,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # operators whose CPU kernels allocated nothing beyond their outputs in an audit of 30 models' steps (torchvision,
 # timm, Hugging Face, hand-written: every allocation the profiler saw inside each call; torch 2.14.1, oneDNN off).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `upsample_*2d`, `roll`, `_fft_c2r`, `_embedding_bag`, group
+# Any other operator may (measured: `roll`, `_fft_c2r`, `_embedding_bag`, group
 # norm's backward, `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _adaptive_avg_pool2d _adaptive_avg_pool2d_backward _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view addmm
@@ -497,7 +497,7 @@ grid_sampler_2d grid_sampler_2d_backward hardsigmoid_backward hardswish_ hardswi
 linalg_vector_norm masked_fill_.Scalar max_pool2d_with_indices max_pool2d_with_indices_backward max_pool3d_with_indices
 max_pool3d_with_indices_backward mm native_group_norm nll_loss_backward nll_loss_forward pixel_shuffle
 pixel_unshuffle select_backward slice_backward stack std.correction topk transpose_ tril triu unsafe_split.Tensor
-upsample_bicubic2d_backward upsample_bilinear2d_backward upsample_nearest2d_backward var.correction adaptive_max_pool2d
+var.correction adaptive_max_pool2d
 adaptive_max_pool2d_backward max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like
 new_empty new_empty_strided new_zeros'''.split())
 
@@ -591,6 +591,41 @@ class _CpuKernels(TorchDispatchMode):
         if n is None: self.unsized.add(func.overloadpacket.__name__)
         return out
 
+
+# %% ../nbs/08_cuda_emulation.ipynb #up27e1
+def _upsample_channels_last(x, out, threes:bool)->bool:
+    "Does an upsampling's forward take UpSampleKernel.cpp's channels-last kernel (`_use_vectorized_kernel_cond_2d/3d`)"
+    if x.ndim == 5: return x.is_contiguous(memory_format=torch.channels_last_3d) and x.shape[1] > 3
+    wide = x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 3
+    one_image = threes and torch.get_num_threads() == 1 and x.shape[1] == 3  # bilinear's own case
+    return x.ndim == 4 and (wide or out.shape[-2] + out.shape[-1] <= 128 or one_image)
+
+def _upsample_scratch(args, out, taps:int, channels_last:bool, threes:bool=False)->int|None:
+    "An upsampling: channels-last copies of an input and output not in it, or each output row's index and tap weights"
+    x = args[0]
+    if not x.dtype.is_floating_point: return None  # uint8 images: bilinear has a separable kernel, not measured
+    if channels_last and _upsample_channels_last(x, out, threes):
+        fmt = torch.channels_last if x.ndim == 4 else torch.channels_last_3d
+        return sum(_nbytes(t) for t in (x, out) if not t.is_contiguous(memory_format=fmt)) + _nbytes(out)
+    return sum(out.shape[2:]) * taps * (8 + x.element_size()) + _nbytes(out)
+
+def _upsample_backward_scratch(args, out, channels_last:bool)->int:
+    "Its backward: in channels-last if the output's gradient is (and the kernel has one), copies of gradients not in it"
+    go = args[0]
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(go.ndim) if channels_last else None
+    if fmt is None or not go.is_contiguous(memory_format=fmt): fmt = torch.contiguous_format
+    return sum(_nbytes(t) for t in (go, out) if not t.is_contiguous(memory_format=fmt)) + _nbytes(out)
+
+# (operator, taps per output element and dim, has a channels-last kernel); each has its `_backward`
+_UPSAMPLES = [('upsample_nearest1d', 1, False), ('_upsample_nearest_exact1d', 1, False),
+              ('upsample_linear1d', 2, False), ('upsample_nearest2d', 1, True), ('_upsample_nearest_exact2d', 1, True),
+              ('upsample_bilinear2d', 2, True), ('upsample_bicubic2d', 4, False), ('upsample_nearest3d', 1, True),
+              ('_upsample_nearest_exact3d', 1, True), ('upsample_trilinear3d', 2, True)]
+for _name, _taps, _cl in _UPSAMPLES:
+    _SCRATCH[getattr(_aten, _name).default] = functools.partial(
+        _upsample_scratch, taps=_taps, channels_last=_cl, threes=_name == 'upsample_bilinear2d')
+    _SCRATCH[getattr(_aten, _name + '_backward').default] = functools.partial(_upsample_backward_scratch,
+                                                                              channels_last=_cl)
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex4
 @contextmanager
