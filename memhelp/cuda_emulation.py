@@ -178,11 +178,19 @@ class _SavedStatsFloat(TorchDispatchMode):
         return _float_stats(func, args, func(*args, **(kwargs or {})), self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
+def _col2im_storage(args, out):
+    "`col2im` (`F.fold`) on the CPU: its output in a buffer made like its input, then resized (Col2Im.cpp)"
+    full = max(args[0].numel(), out.numel()) * out.element_size()
+    if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
+    buffer = torch.empty(full // out.element_size(), dtype=out.dtype, device=out.device)
+    return buffer.as_strided(out.shape, out.stride())
+
 _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1_loss.default,
                        torch.ops.aten.binary_cross_entropy.default}
 
 def _loss_storage(func, args, out):
     "`out`; a reduced loss in `_FULL_BUFFER_LOSSES` in the storage its CPU kernel returns: the element-wise buffer"
+    if func is torch.ops.aten.col2im.default: return _col2im_storage(args, out)
     if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
     full = args[0].numel() * out.element_size()
     if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
@@ -335,17 +343,35 @@ def _grouped_mm_cpu(a, b, offs=None, bias=None, out_dtype=None):
     return torch.empty_strided(size, stride, dtype=dtype, device=a.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
+def _dense(t)->bool:
+    "Is `t` contiguous in the memory format torch suggests for it (contiguous, or channels-last)"
+    return t.is_contiguous(memory_format=suggest_memory_format(t))
+
+def _channels_inner(x)->bool:
+    "Is batch norm's input laid out channels innermost: channels-last, or one value per channel and sample"
+    return x.ndim == 2 or math.prod(x.shape[2:]) == 1 or (
+        x.ndim == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last))
+
 def _bn_scratch(args, out)->int|None:
-    "A batch norm's float32 buffers per channel: in training its statistics, two (three in channels-last); in eval two"
-    if not args[5]: return args[0].shape[1] * 4 * 2 + _nbytes(*out)  # eval (a frozen one): its scale and shift
-    cl = args[0].is_contiguous(memory_format=torch.channels_last)  # N x C x 1 x 1 too: measured three
-    return args[0].shape[1] * 4 * (3 if cl else 2) + _nbytes(*out)
+    "A batch norm's float buffers per channel: two (training channels innermost: two more per thread, summing)"
+    x = args[0]
+    if x.dtype in _HALF and not _dense(x): return None  # measured: copies beside, of sizes not read here
+    acc = 8 if x.dtype == torch.float64 else 4  # float64 statistics for float64 inputs (measured)
+    if not _dense(x): per = 3  # permuted: three in eval, none in training (measured; the safe side)
+    else: per = 2 + (torch.get_num_threads() if args[5] and _channels_inner(x) else 0)
+    return x.shape[1] * acc * per + _nbytes(*out)
 
 def _bn_backward_scratch(args, out)->int|None:
-    "A batch norm's backward: a buffer the size of its input beside its gradients; None for one value per channel"
-    x = args[1]  # one value per channel and sample (N x C, N x C x 1 x 1): measured other sizes in bf16 and at N = 1
-    if math.prod(x.shape[2:]) == 1 and (x.dtype != torch.float32 or x.shape[0] == 1): return None
-    return _nbytes(x, *out)
+    "Its backward: a buffer the size of its input for the input's gradient; channels innermost, per-thread sums"
+    go, x, train, mask = args[0], args[1], args[7], args[9]
+    outs = [t for t in out if t is not None]
+    if not (_dense(x) and _dense(go) and suggest_memory_format(x) == suggest_memory_format(go)):  # mixed layouts, or
+        if x.dtype in _HALF: return None  # an expanded gradient: bf16/fp16 copies measured, not sized here
+        return x.shape[1] * x.element_size() + _nbytes(*outs)  # float32/64: one value per channel (measured)
+    grad_in = _nbytes(x) if mask[0] else 0
+    if not _channels_inner(x): return grad_in + _nbytes(*outs)
+    per = 2 * torch.get_num_threads() + (3 if x.dtype in _HALF else 0 if train else 1)  # measured, 1 to 4 threads
+    return max(grad_in, x.shape[1] * (8 if x.dtype == torch.float64 else 4) * per) + _nbytes(*outs)
 
 def _layer_norm_scratch(args, out)->int:
     "`native_layer_norm` (layer_norm_kernel.cpp): contiguous copies of an input, weight, bias that is not; outputs"
@@ -367,21 +393,27 @@ def _flash_splits(q, k)->tuple:
     S, Skv = q.shape[-2], k.shape[-2]
     return min(256 if S >= 768 else 64 if S >= 192 else 32, S), min(512, Skv)
 
-def _flash_scratch(args, out)->int:
-    "CPU flash attention: float32 buffers per thread (scores, their max and sum, a block of output); bf16/fp16 scores"
+def _flash_itemsizes(q)->tuple:
+    "(bytes per element of its bf16/fp16 copy of the scores, 0 if none; of its accumulators: float64 or float32)"
+    return (q.element_size() if q.dtype in _HALF else 0), (8 if q.dtype == torch.float64 else 4)
+
+def _flash_scratch(args, out)->int|None:
+    "CPU flash attention: float buffers per thread (scores, their max and sum, a block of output); bf16/fp16 scores"
     q, k, v = args[:3]  # measured with oneDNN off, as the planner runs (no packed keys and values), torch 2.14.1
+    if any(t.stride(-1) != 1 for t in (q, k, v)): return None  # copied first (SDPA itself sends none such)
     qs, kvs = _flash_splits(q, k)
-    half = q.element_size() if q.dtype in _HALF else 0
-    per_thread = (qs * kvs + 2 * qs + qs * v.shape[-1]) * 4 + qs * kvs * half
+    half, acc = _flash_itemsizes(q)
+    per_thread = (qs * kvs + 2 * qs + qs * v.shape[-1]) * acc + qs * kvs * half
     return per_thread * torch.get_num_threads() + _nbytes(*out)
 
-def _flash_backward_scratch(args, out)->int:
-    "Its backward: two score blocks per thread (float32, bf16/fp16), a row of sums, a copy of a gradient not B,S,H,D"
-    go, q, k = args[:3]
+def _flash_backward_scratch(args, out)->int|None:
+    "Its backward: two score blocks per thread (float, bf16/fp16), a row of sums, a copy of a gradient not B,S,H,D"
+    go, q, k, v = args[:4]
+    if any(t.stride(-1) != 1 for t in (q, k, v)): return None  # copied first, as forward
     qs, kvs = _flash_splits(q, k)
-    half = q.element_size() if q.dtype in _HALF else 0
+    half, acc = _flash_itemsizes(q)
     copy = 0 if go.transpose(1, 2).is_contiguous() else _nbytes(go)
-    return 2 * qs * kvs * (4 + half) * torch.get_num_threads() + qs * 4 + copy + _nbytes(*out)
+    return 2 * qs * kvs * (acc + half) * torch.get_num_threads() + qs * acc + copy + _nbytes(*out)
 
 def _safe_softmax_scratch(args, out)->int|None:
     "SDPA's math path (`_safe_softmax`): a softmax (a copy of an input not contiguous), then its masks of -inf rows"
@@ -487,19 +519,17 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 
 # operators whose CPU kernels allocated nothing beyond their outputs in an audit of 30 models' steps (torchvision,
 # timm, Hugging Face, hand-written: every allocation the profiler saw inside each call; torch 2.14.1, oneDNN off).
+# Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
+# (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
 # Any other operator may (measured: `roll`, `_fft_c2r`, `_embedding_bag`, group
 # norm's backward, `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
-_adaptive_avg_pool2d _adaptive_avg_pool2d_backward _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view addmm
-amax argmax avg_pool2d avg_pool2d_backward bernoulli_.float bmm col2im constant_pad_nd copy_ flip
-grid_sampler_2d grid_sampler_2d_backward hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
-linalg_vector_norm masked_fill_.Scalar max_pool2d_with_indices max_pool2d_with_indices_backward max_pool3d_with_indices
-max_pool3d_with_indices_backward mm native_group_norm nll_loss_backward nll_loss_forward pixel_shuffle
-pixel_unshuffle select_backward slice_backward stack std.correction topk transpose_ tril triu unsafe_split.Tensor
-var.correction adaptive_max_pool2d
-adaptive_max_pool2d_backward max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like
-new_empty new_empty_strided new_zeros'''.split())
+_fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view amax argmax bernoulli_.float constant_pad_nd copy_ flip
+grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
+masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack std.correction topk transpose_
+unsafe_split.Tensor var.correction max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
+new_empty_strided new_zeros'''.split())
 
 @functools.cache
 def _scratch_free(func)->bool:
@@ -626,6 +656,80 @@ for _name, _taps, _cl in _UPSAMPLES:
         _upsample_scratch, taps=_taps, channels_last=_cl, threes=_name == 'upsample_bilinear2d')
     _SCRATCH[getattr(_aten, _name + '_backward').default] = functools.partial(_upsample_backward_scratch,
                                                                               channels_last=_cl)
+
+# %% ../nbs/08_cuda_emulation.ipynb #ly27e1
+def _not_in(fmt, *ts)->int:
+    "Bytes of the tensors among `ts` not contiguous in memory format `fmt`: the copies a kernel running in it makes"
+    return sum(_nbytes(t) for t in ts if isinstance(t, torch.Tensor) and not t.is_contiguous(memory_format=fmt))
+
+def _outputs(out)->list:
+    "The tensors an operator returned"
+    return [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
+
+def _pool_scratch(args, out)->int:
+    "A pool's forward runs in its input's layout (contiguous or channels-last): copies of an input, outputs not in it"
+    return _not_in(suggest_memory_format(args[0]), args[0], *_outputs(out)) + _nbytes(*_outputs(out))
+
+def _pool_backward_scratch(args, out, indices:int|None=None)->int:
+    "Its backward runs in the output gradient's layout: copies of the gradients and indices not in it"
+    fmt = suggest_memory_format(args[0])
+    return _not_in(fmt, args[0], args[indices] if indices else None, out) + _nbytes(out)
+
+def _input_copies(*positions:int, reduction:int|None=None, channels_last:bool=False):
+    "A rule: contiguous copies of the arguments at `positions` that are not (channels-last ones kept if the kernel can)"
+    def rule(args, out):
+        if reduction is not None and args[reduction] == 0: return _nbytes(*_outputs(out))  # 'none': reads in place
+        fmt = lambda t: suggest_memory_format(t) if channels_last else torch.contiguous_format
+        copies = sum(_not_in(fmt(t), t) for t in (args[i] for i in positions) if isinstance(t, torch.Tensor))
+        return copies + sum(t.untyped_storage().nbytes() for t in _outputs(out))  # col2im's: its whole buffer
+    return rule
+
+# %% ../nbs/08_cuda_emulation.ipynb #ly27e2
+def _blas_ready(m)->bool:
+    "Can BLAS read matrix `m` as it is (`addmm_impl_cpu_`: one stride 1, the other at least the matrix's size)"
+    (r, c), (s0, s1) = m.shape[-2:], m.stride()[-2:]
+    return (s0 == 1 and (c == 1 or s1 >= max(1, r))) or (s1 == 1 and (r == 1 or s0 >= max(1, c)))
+
+def _mm_scratch(args, out)->int:
+    "`mm`, `addmm`: contiguous copies of operands BLAS cannot read as they are (a strided slice)"
+    return sum(_nbytes(m) for m in args[-2:] if not _blas_ready(m)) + _nbytes(out)
+
+def _bmm_scratch(args, out)->int:
+    "`bmm`, `baddbmm`: small products in a plain loop; else copies of one matrix each that BLAS cannot read"
+    a, b = args[-2:]
+    if a.shape[-1] * a.shape[-2] * b.shape[-1] < 400 or a.shape[0] == 0: return _nbytes(out)  # Blas.cpp's loop
+    return sum(_nbytes(m[0]) for m in (a, b) if not _blas_ready(m[0])) + _nbytes(out)
+
+def _group_norm_scratch(args, out)->int|None:
+    "`native_group_norm`: a copy of an input not contiguous; in channels-last, float buffers per sample and channel"
+    x, N, C, HxW, G = args[0], *args[3:7]
+    fmt = suggest_memory_format(x)
+    if fmt == torch.contiguous_format: return _not_in(fmt, x) + _nbytes(*out)
+    if x.ndim != 4 or not x.is_contiguous(memory_format=fmt): return None  # channels-last 3d, not dense: not measured
+    acc = 8 if x.dtype == torch.float64 else 4  # group_norm_kernel.cpp: parallel over N x G below 1,024 pixels,
+    per = N * 2 * C if HxW < 1024 else torch.get_num_threads() * N * 2 * C + N * G * 2  # else over pixels per thread
+    return per * acc + _nbytes(*out)
+
+# %% ../nbs/08_cuda_emulation.ipynb #ly27e3
+_POOLS = ('max_pool2d_with_indices', 'avg_pool2d', '_adaptive_avg_pool2d', 'adaptive_max_pool2d',
+          'max_pool3d_with_indices')
+# rules for operators whose scratch depends on their inputs' layout, measured in those layouts (torch 2.14.1)
+_LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
+                 **{getattr(_aten, n).default: functools.partial(_pool_backward_scratch, indices=i) for n, i in [
+                     ('max_pool2d_with_indices_backward', 7), ('max_pool3d_with_indices_backward', 7),
+                     ('adaptive_max_pool2d_backward', 2), ('avg_pool2d_backward', None),
+                     ('_adaptive_avg_pool2d_backward', None)]},
+                 **{getattr(_aten, n).default: _input_copies(0) for n in ('col2im', 'tril', 'triu',
+                                                                          'grid_sampler_2d_backward')},
+                 **{getattr(_aten, n).default: _input_copies(0, channels_last=True) for n in ('pixel_shuffle',
+                                                                                              'pixel_unshuffle')},
+                 _aten.nll_loss_forward.default: _input_copies(0, 1, reduction=3),
+                 _aten.nll_loss2d_forward.default: _input_copies(0, 1, reduction=3),
+                 _aten.nll_loss2d_backward.default: _input_copies(2, reduction=4),
+                 _aten.mm.default: _mm_scratch, _aten.addmm.default: _mm_scratch,
+                 _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
+                 _aten.native_group_norm.default: _group_norm_scratch}
+_SCRATCH.update(_LAYOUT_RULES)
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex4
 @contextmanager
