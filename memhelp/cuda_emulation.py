@@ -522,8 +522,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `roll`, `_fft_c2r`, `_embedding_bag`, group
-# norm's backward, `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
+# Any other operator may (measured: `roll`, `_fft_c2r`, `_embedding_bag`,
+# `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view amax argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
@@ -710,6 +710,14 @@ def _group_norm_scratch(args, out)->int|None:
     per = N * 2 * C if HxW < 1024 else torch.get_num_threads() * N * 2 * C + N * G * 2  # else over pixels per thread
     return per * acc + _nbytes(*out)
 
+def _group_norm_backward_scratch(args, out)->int|None:
+    "Its backward: in its input's layout, copies of the input and gradient not in it; two floats per sample, channel"
+    go, x, N, C = args[0], args[1], args[5], args[6]
+    fmt = suggest_memory_format(x)
+    if fmt not in (torch.contiguous_format, torch.channels_last): return None  # channels-last 3d: not measured
+    acc = 8 if x.dtype == torch.float64 else 4
+    return _not_in(fmt, go, x) + 2 * N * C * acc + _nbytes(*[t for t in out if t is not None])
+
 # %% ../nbs/08_cuda_emulation.ipynb #ly27e3
 _POOLS = ('max_pool2d_with_indices', 'avg_pool2d', '_adaptive_avg_pool2d', 'adaptive_max_pool2d',
           'max_pool3d_with_indices')
@@ -728,7 +736,8 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  _aten.nll_loss2d_backward.default: _input_copies(2, reduction=4),
                  _aten.mm.default: _mm_scratch, _aten.addmm.default: _mm_scratch,
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
-                 _aten.native_group_norm.default: _group_norm_scratch}
+                 _aten.native_group_norm.default: _group_norm_scratch,
+                 _aten.native_group_norm_backward.default: _group_norm_backward_scratch}
 _SCRATCH.update(_LAYOUT_RULES)
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex4
