@@ -529,7 +529,8 @@ _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view amax argmax bernoull
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack std.correction topk transpose_
 unsafe_split.Tensor var.correction max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
-new_empty_strided new_zeros'''.split())
+new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot _weight_norm_interface
+_weight_norm_interface_backward'''.split())
 
 @functools.cache
 def _scratch_free(func)->bool:
@@ -700,6 +701,20 @@ def _bmm_scratch(args, out)->int:
     if a.shape[-1] * a.shape[-2] * b.shape[-1] < 400 or a.shape[0] == 0: return _nbytes(out)  # Blas.cpp's loop
     return sum(_nbytes(m[0]) for m in (a, b) if not _blas_ready(m[0])) + _nbytes(out)
 
+def _mv_scratch(args, out)->int:
+    "`mv`: a contiguous copy of a matrix BLAS cannot read as it is (measured, as `mm`)"
+    return (0 if _blas_ready(args[0]) else _nbytes(args[0])) + _nbytes(out)
+
+def _repeat_scratch(args, out)->int:
+    "`repeat`: four int64 numbers per repeated dim (its shapes as tensors: measured 32 B a dim, 1 to 4 dims)"
+    return 32 * len(args[1]) + _nbytes(out)
+
+def _affine_grid_scratch(args, out)->int:
+    "`affine_grid_generator`: its base grid expanded to the batch (one row of coordinates per pixel) and copied"
+    theta, size = args[:2]
+    copy = 0 if theta.is_contiguous() else _nbytes(theta)
+    return size[0] * math.prod(size[2:]) * (len(size) - 1) * theta.element_size() + copy + _nbytes(out)
+
 def _group_norm_scratch(args, out)->int|None:
     "`native_group_norm`: a copy of an input not contiguous; in channels-last, float buffers per sample and channel"
     x, N, C, HxW, G = args[0], *args[3:7]
@@ -734,7 +749,9 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  _aten.nll_loss_forward.default: _input_copies(0, 1, reduction=3),
                  _aten.nll_loss2d_forward.default: _input_copies(0, 1, reduction=3),
                  _aten.nll_loss2d_backward.default: _input_copies(2, reduction=4),
-                 _aten.mm.default: _mm_scratch, _aten.addmm.default: _mm_scratch,
+                 _aten.mm.default: _mm_scratch, _aten.addmm.default: _mm_scratch, _aten.mv.default: _mv_scratch,
+                 _aten.repeat.default: _repeat_scratch, _aten.affine_grid_generator.default: _affine_grid_scratch,
+                 _aten.max_unpool2d.default: _input_copies(0, 1, channels_last=True),
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
                  _aten.native_group_norm.default: _group_norm_scratch,
                  _aten.native_group_norm_backward.default: _group_norm_backward_scratch}
