@@ -179,7 +179,7 @@ class _SavedStatsFloat(TorchDispatchMode):
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
 def _col2im_storage(args, out):
-    "`col2im` (`F.fold`) on the CPU: its output in a buffer made like its input, then resized (Col2Im.cpp)"
+    "`col2im`/`im2col` (`F.fold`/`unfold`) on the CPU: an output in a buffer made like the input, then resized"
     full = max(args[0].numel(), out.numel()) * out.element_size()
     if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
     buffer = torch.empty(full // out.element_size(), dtype=out.dtype, device=out.device)
@@ -190,7 +190,7 @@ _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1
 
 def _loss_storage(func, args, out):
     "`out`; a reduced loss in `_FULL_BUFFER_LOSSES` in the storage its CPU kernel returns: the element-wise buffer"
-    if func is torch.ops.aten.col2im.default: return _col2im_storage(args, out)
+    if func in (torch.ops.aten.col2im.default, torch.ops.aten.im2col.default): return _col2im_storage(args, out)
     if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
     full = args[0].numel() * out.element_size()
     if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
@@ -522,7 +522,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `roll`, `_fft_c2r`, `_embedding_bag`,
+# Any other operator may (measured: `_fft_c2r`, `_embedding_bag`,
 # `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view amax argmax bernoulli_.float constant_pad_nd copy_ flip
@@ -715,6 +715,31 @@ def _affine_grid_scratch(args, out)->int:
     copy = 0 if theta.is_contiguous() else _nbytes(theta)
     return size[0] * math.prod(size[2:]) * (len(size) - 1) * theta.element_size() + copy + _nbytes(out)
 
+def _im2col_scratch(args, out)->int:
+    "`im2col` (`F.unfold`): a copy of an input not contiguous; its first buffer (input-sized) while it grows"
+    x = args[0]
+    grown = _nbytes(x) if out.numel() > x.numel() else 0  # resize_ to more: a new buffer, the old one still alive
+    return _not_in(torch.contiguous_format, x) + grown + out.untyped_storage().nbytes()
+
+def _roll_scratch(args, out)->int:
+    "`roll`: over k dims, k - 1 rolled copies alive at once (one dim at a time); flattened, a copy if not contiguous"
+    x, dims = args[0], (args[2] if len(args) > 2 else [])
+    return (max(len(dims) - 1, 0) * _nbytes(x) if dims else _not_in(torch.contiguous_format, x)) + _nbytes(out)
+
+def _index_select_scratch(args, out)->int:
+    "`index_select`: a copy of indices not contiguous (`nonzero`'s columns); of an input not, along another dim than 0"
+    x, dim, index = args[:3]
+    copy = _not_in(torch.contiguous_format, x) if x.ndim and dim % x.ndim else 0
+    return copy + _not_in(torch.contiguous_format, index) + _nbytes(out)
+
+def _index_add_scratch(args, out)->int|None:
+    "`index_add`: in float32/64 a copy of indices not contiguous (measured); bf16/fp16: float copies not sized here"
+    return None if args[0].dtype in _HALF else _not_in(torch.contiguous_format, args[2]) + _nbytes(out)
+
+def _float_only(args, out)->int|None:
+    "`scatter`, `scatter_add`: none in float32/64, in any layout (measured); bf16/fp16: float copies not sized here"
+    return None if args[0].dtype in _HALF else _nbytes(*_outputs(out))
+
 def _group_norm_scratch(args, out)->int|None:
     "`native_group_norm`: a copy of an input not contiguous; in channels-last, float buffers per sample and channel"
     x, N, C, HxW, G = args[0], *args[3:7]
@@ -752,6 +777,10 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  _aten.mm.default: _mm_scratch, _aten.addmm.default: _mm_scratch, _aten.mv.default: _mv_scratch,
                  _aten.repeat.default: _repeat_scratch, _aten.affine_grid_generator.default: _affine_grid_scratch,
                  _aten.max_unpool2d.default: _input_copies(0, 1, channels_last=True),
+                 _aten.im2col.default: _im2col_scratch, _aten.roll.default: _roll_scratch,
+                 _aten.index_select.default: _index_select_scratch,
+                 _aten.index_add.default: _index_add_scratch, _aten.index_add_.default: _index_add_scratch,
+                 _aten.scatter.src: _float_only, _aten.scatter_add.default: _float_only,
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
                  _aten.native_group_norm.default: _group_norm_scratch,
                  _aten.native_group_norm_backward.default: _group_norm_backward_scratch}
