@@ -26,7 +26,7 @@ from .allocator import MIN_BLOCK
 # %% auto #0
 __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
-           'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'checkpoint_parts', 'checkpointed',
+           'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'block_runs', 'checkpoint_parts', 'checkpointed',
            'checkpointed_starts', 'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'check_step_options',
            'hf_checkpointing', 'model_fingerprint', 'forget_cast_copies', 'StepSpec', 'step_spec']
 
@@ -199,11 +199,24 @@ def repeated_blocks(model:nn.Module, # the model to search
     return found
 
 # %% ../nbs/07_step.ipynb #913066d7
+def block_runs(model:nn.Module, # the model to search
+              )->list:
+    "`nn.ModuleList`s of the child blocks (modules of modules) of the shallowest plain modules where two or more repeat"
+    found = []  # (depth, blocks): only the shallowest are kept, so a lone block's own repeated layers are not taken
+    def walk(m, depth):
+        blocks = [c for c in m.children() if next(c.children(), None) is not None]
+        shapes = [layer_structure(c) for c in blocks]
+        if not isinstance(m, (nn.ModuleList, nn.Sequential)) and len(set(shapes)) < len(shapes):
+            return found.append((depth, nn.ModuleList(blocks)))  # a view: the blocks stay where they are
+        for c in m.children(): walk(c, depth + 1)
+    walk(model, 0)
+    return [b for d, b in found if d == min(d for d, _ in found)]
+
 def checkpoint_parts(model):
-    "The parts of `model` that checkpointing splits: its `nn.Sequential` children, the model, else `repeated_blocks`"
+    "The parts of `model` that checkpointing splits: its `nn.Sequential` children, the model, `repeated_blocks`, runs"
     # children first: fastai's body and head, a ResNet's stages (checkpointing a whole body in one piece saves nothing)
     subs = [c for c in model.children() if isinstance(c, nn.Sequential) and len(c) > 1]
-    return subs or ([model] if isinstance(model, nn.Sequential) else repeated_blocks(model))
+    return subs or ([model] if isinstance(model, nn.Sequential) else repeated_blocks(model) or block_runs(model))
 
 # %% ../nbs/07_step.ipynb #628a64d8
 def checkpointed(model:nn.Module, # the model to change in place
