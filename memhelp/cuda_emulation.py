@@ -426,11 +426,13 @@ def _all_any_scratch(args, out)->int:
     "`all`, `any`: values that are not bool cast to a bool copy first (measured: a byte per element)"
     return (0 if args[0].dtype == torch.bool else args[0].numel()) + _nbytes(out)
 
+def _cast_copy(x, out)->int:
+    "A sum into another dtype (bools or integers into int64, `dtype=`): the input cast to the output's dtype first"
+    return x.numel() * out.element_size() if x.dtype != out.dtype else 0  # measured: sum, cumsum, every pair of dtypes
+
 def _cumsum_scratch(args, out)->int:
-    "`cumsum` of bool or integer values into int64: an int64 copy of them first (measured, as `sum`'s)"
-    x = args[0]
-    cast = not (x.dtype.is_floating_point or x.dtype.is_complex) and x.dtype != out.dtype
-    return (x.numel() * out.element_size() if cast else 0) + _nbytes(out)
+    "`cumsum`: a copy of its input cast to the output's dtype first, when they differ (bools into int64, `dtype=`)"
+    return _cast_copy(args[0], out) + _nbytes(out)
 
 def _gather_scratch(args, out)->int|None:
     "`gather`: of bf16 values a float32 buffer of the output's size (measured); fp16's not measured"
@@ -447,11 +449,10 @@ def _mse_scratch(args, out)->int|None:
     if x.dtype == torch.float16: return None  # not measured
     return (n * (4 + i) + 4 if x.dtype == torch.bfloat16 else n * i + 8 + i) + held
 
-def _sum_scratch(args, out)->int:
-    "`sum`: bool or integer values cast to int64 first; None for a bf16/fp16 input, not contiguous, over several dims"
+def _sum_scratch(args, out)->int|None:
+    "`sum`: its input cast first, as `cumsum`'s; None for a bf16/fp16 input, not contiguous, over several dims"
     x, dims = args[0], args[1] if len(args) > 1 else None
-    if not (x.dtype.is_floating_point or x.dtype.is_complex) and out.dtype == torch.int64 and x.dtype != torch.int64:
-        return x.numel() * 8 + _nbytes(out)
+    if x.dtype != out.dtype: return _cast_copy(x, out) + _nbytes(out)
     if x.dtype in _HALF and not x.is_contiguous() and len(dims or range(x.ndim)) != 1:
         return None  # measured: a float32 copy of the input and result for some layouts, none for others
     return _nbytes(out)
@@ -459,7 +460,8 @@ def _sum_scratch(args, out)->int:
 def _mean_scratch(args, out)->int|None:
     "`mean` of bf16/fp16: a float32 copy summed into a float32 result, cast into the output while both are alive"
     x = args[0]
-    if out.dtype != x.dtype: return None  # `mean(dtype=...)`: not measured
+    if out.dtype != x.dtype:  # `mean(dtype=...)`: its input cast first (measured); into bf16/fp16, sizes not read here
+        return None if out.dtype in _HALF else max(_cast_copy(x, out), 8 + out.element_size()) + _nbytes(out)
     if x.dtype in _HALF: return (x.numel() + out.numel()) * 4 + _nbytes(out)
     # float32/float64: the sum divided in place by the count, a wrapped int64 number cast to the sum's dtype (measured
     # by tools/scratch_audit.py: 12 B in float32, 16 in float64)
