@@ -424,7 +424,30 @@ def _safe_softmax_scratch(args, out)->int|None:
 
 def _all_any_scratch(args, out)->int:
     "`all`, `any`: values that are not bool cast to a bool copy first (measured: a byte per element)"
-    return (0 if args[0].dtype == torch.bool else args[0].numel()) + _nbytes(out)
+    return (0 if args[0].dtype == torch.bool else args[0].numel()) + _two_pass(args[0], out) + _nbytes(out)
+
+def _two_pass(x, out, itemsize:int|None=None)->int:
+    "A full reduction of 32,768 or more values on several threads: one partial result per thread first"
+    # TensorIteratorReduce.cpp's `two_pass_reduction`: a buffer of `get_num_threads()` outputs, when the output is one
+    # value and the input is at least GRAIN_SIZE (32,768, ATen/Parallel.h) long; measured at 2 and 4 threads
+    threads = torch.get_num_threads()
+    full = threads > 1 and out.numel() == 1 and x.numel() >= 32768
+    return threads * (itemsize or out.element_size()) if full else 0
+
+def _one_run(x, dims)->bool:
+    "Are the dims reduced (all when none are given) one run in `x`'s memory order (strides descending)"
+    dims = {d % x.ndim for d in dims} if dims else set(range(x.ndim))
+    red = [d in dims for d in sorted((d for d in range(x.ndim) if x.shape[d] > 1), key=lambda d: -x.stride(d))]
+    return not any(red) or all(red[red.index(True):len(red) - red[::-1].index(True)])
+
+def _reduction_scratch(args, out)->int:
+    "`amax`, `amin`, `prod`, `nansum`: none but `_two_pass`'s partial results (measured)"
+    return _two_pass(args[0], out) + _nbytes(out)
+
+def _var_scratch(args, out)->int:
+    "`var`, `std` of float32/64 into one value: a few bytes, more per thread (measured 16 to 40 B at 1 to 4 threads)"
+    full = out.numel() == 1 and args[0].dtype not in _HALF  # bf16/fp16, or along dims: none (measured)
+    return (16 + 8 * torch.get_num_threads() if full else 0) + _nbytes(out)  # an upper bound of what was measured
 
 def _cast_copy(x, out)->int:
     "A sum into another dtype (bools or integers into int64, `dtype=`): the input cast to the output's dtype first"
@@ -449,23 +472,23 @@ def _mse_scratch(args, out)->int|None:
     if x.dtype == torch.float16: return None  # not measured
     return (n * (4 + i) + 4 if x.dtype == torch.bfloat16 else n * i + 8 + i) + held
 
-def _sum_scratch(args, out)->int|None:
-    "`sum`: its input cast first, as `cumsum`'s; None for a bf16/fp16 input, not contiguous, over several dims"
+def _sum_scratch(args, out)->int:
+    "`sum`: its input cast first, as `cumsum`'s; bf16/fp16 over dims not one run in memory: float32 copies of both"
     x, dims = args[0], args[1] if len(args) > 1 else None
-    if x.dtype != out.dtype: return _cast_copy(x, out) + _nbytes(out)
-    if x.dtype in _HALF and not x.is_contiguous() and len(dims or range(x.ndim)) != 1:
-        return None  # measured: a float32 copy of the input and result for some layouts, none for others
-    return _nbytes(out)
+    if x.dtype != out.dtype: return _cast_copy(x, out) + _two_pass(x, out) + _nbytes(out)
+    if x.dtype in _HALF and not _one_run(x, dims):  # measured: 800 random shapes, dims and layouts, exact
+        return (x.numel() + out.numel()) * 4 + _nbytes(out)
+    return _two_pass(x, out) + _nbytes(out)
 
 def _mean_scratch(args, out)->int|None:
     "`mean` of bf16/fp16: a float32 copy summed into a float32 result, cast into the output while both are alive"
     x = args[0]
     if out.dtype != x.dtype:  # `mean(dtype=...)`: its input cast first (measured); into bf16/fp16, sizes not read here
         return None if out.dtype in _HALF else max(_cast_copy(x, out), 8 + out.element_size()) + _nbytes(out)
-    if x.dtype in _HALF: return (x.numel() + out.numel()) * 4 + _nbytes(out)
+    if x.dtype in _HALF: return (x.numel() + out.numel()) * 4 + _two_pass(x, out, 4) + _nbytes(out)
     # float32/float64: the sum divided in place by the count, a wrapped int64 number cast to the sum's dtype (measured
-    # by tools/scratch_audit.py: 12 B in float32, 16 in float64)
-    return 8 + out.element_size() + _nbytes(out) if out.dtype.is_floating_point else 0
+    # by tools/scratch_audit.py: 12 B in float32, 16 in float64), after the sum's partial results are gone
+    return max(8 + out.element_size(), _two_pass(x, out)) + _nbytes(out) if out.dtype.is_floating_point else 0
 
 def _softmax_scratch(args, out)->int:
     "`_softmax`, `_log_softmax`: a contiguous copy of an input that is not contiguous (SoftMax.cpp), and the output"
@@ -517,7 +540,10 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             **{getattr(_aten, f).default: _all_any_scratch for f in ('all', 'any')},
             **{getattr(_aten, f).dim: _all_any_scratch for f in ('all', 'any')},
             _aten.cumsum.default: _cumsum_scratch, _aten.gather.default: _gather_scratch,
-            _aten.mse_loss.default: _mse_scratch}
+            _aten.mse_loss.default: _mse_scratch,
+            **{f: _reduction_scratch for f in (_aten.amax.default, _aten.amin.default, _aten.prod.default,
+                                               _aten.prod.dim_int, _aten.nansum.default)},
+            _aten.var.correction: _var_scratch, _aten.std.correction: _var_scratch}
 
 # operators whose CPU kernels allocated nothing beyond their outputs in an audit of 30 models' steps (torchvision,
 # timm, Hugging Face, hand-written: every allocation the profiler saw inside each call; torch 2.14.1, oneDNN off).
@@ -527,12 +553,12 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Any other operator may (measured: `_fft_c2r`, `_embedding_bag`,
 # `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
-_fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view amax argmax bernoulli_.float constant_pad_nd copy_ flip
+_fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
-masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack std.correction topk transpose_
-unsafe_split.Tensor var.correction max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
+masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
+unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot _weight_norm_interface
-_weight_norm_interface_backward'''.split())
+_weight_norm_interface_backward full_like as_strided_'''.split())
 
 @functools.cache
 def _scratch_free(func)->bool:
