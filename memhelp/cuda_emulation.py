@@ -784,7 +784,8 @@ def _group_norm_backward_scratch(args, out)->int|None:
     fmt = suggest_memory_format(x)
     if fmt not in (torch.contiguous_format, torch.channels_last): return None  # channels-last 3d: not measured
     acc = 8 if x.dtype == torch.float64 else 4
-    return _not_in(fmt, go, x) + 2 * N * C * acc + _nbytes(*[t for t in out if t is not None])
+    stats = _not_in(torch.contiguous_format, *args[2:5])  # its mean, rstd and weight, copied when not contiguous
+    return _not_in(fmt, go, x) + stats + 2 * N * C * acc + _nbytes(*[t for t in out if t is not None])
 
 # %% ../nbs/08_cuda_emulation.ipynb #ly27e3
 _POOLS = ('max_pool2d_with_indices', 'avg_pool2d', '_adaptive_avg_pool2d', 'adaptive_max_pool2d',
