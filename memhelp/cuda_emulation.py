@@ -558,7 +558,7 @@ grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor 
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot _weight_norm_interface
-_weight_norm_interface_backward full_like as_strided_'''.split())
+_weight_norm_interface_backward full_like as_strided_ hardswish'''.split())
 
 @functools.cache
 def _scratch_free(func)->bool:
