@@ -766,8 +766,16 @@ def _index_add_scratch(args, out)->int|None:
     return None if args[0].dtype in _HALF else _not_in(torch.contiguous_format, args[2]) + _nbytes(out)
 
 def _float_only(args, out)->int|None:
-    "`scatter`, `scatter_add`: none in float32/64, in any layout (measured); bf16/fp16: float copies not sized here"
+    "`scatter`, `scatter_add`: none in float32/64 or integers, in any layout (measured); bf16/fp16: float copies"
     return None if args[0].dtype in _HALF else _nbytes(*_outputs(out))
+
+def _sort_scratch(args, out, longest:bool=False)->int:
+    "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
+    x = args[0]
+    if not x.ndim: n = 1
+    elif longest: n = max(x.shape)  # `sort.stable` takes `dim` as a keyword, which rules do not see: an upper bound
+    else: n = x.shape[args[1] if len(args) > 1 else -1]
+    return 8 * n + _nbytes(*_outputs(out))
 
 def _group_norm_scratch(args, out)->int|None:
     "`native_group_norm`: a copy of an input not contiguous; in channels-last, float buffers per sample and channel"
@@ -810,7 +818,9 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  _aten.im2col.default: _im2col_scratch, _aten.roll.default: _roll_scratch,
                  _aten.index_select.default: _index_select_scratch,
                  _aten.index_add.default: _index_add_scratch, _aten.index_add_.default: _index_add_scratch,
-                 _aten.scatter.src: _float_only, _aten.scatter_add.default: _float_only,
+                 **{f: _float_only for f in (_aten.scatter.src, _aten.scatter.value, _aten.scatter_.src,
+                                             _aten.scatter_.value, _aten.scatter_add.default)},
+                 _aten.sort.default: _sort_scratch, _aten.sort.stable: functools.partial(_sort_scratch, longest=True),
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
                  _aten.native_group_norm.default: _group_norm_scratch,
                  _aten.native_group_norm_backward.default: _group_norm_backward_scratch}
