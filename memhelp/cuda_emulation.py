@@ -353,7 +353,7 @@ def _channels_inner(x)->bool:
         x.ndim == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last))
 
 def _bn_scratch(args, out)->int|None:
-    "A batch norm's float buffers per channel: two (training channels innermost: two more per thread, summing)"
+    "A batch norm's float buffers per channel: two (training channels innermost: one more per thread, summing)"
     x = args[0]
     if x.dtype in _HALF and not _dense(x): return None  # measured: copies beside, of sizes not read here
     acc = 8 if x.dtype == torch.float64 else 4  # float64 statistics for float64 inputs (measured)
@@ -367,7 +367,7 @@ def _bn_backward_scratch(args, out)->int|None:
     outs = [t for t in out if t is not None]
     if not (_dense(x) and _dense(go) and suggest_memory_format(x) == suggest_memory_format(go)):  # mixed layouts, an
         if x.dtype in _HALF:  # expanded gradient, a slice of channels (GhostNet's): bf16/fp16 a float32 copy of the
-            return go.numel() * 4 + x.shape[1] * 6 + _nbytes(*outs)  # gradient (the most of 1,512 cases measured)
+            return go.numel() * 4 + x.shape[1] * 6 + _nbytes(*outs)  # gradient (the most measured, 1 to 4 threads)
         return x.shape[1] * x.element_size() + _nbytes(*outs)  # float32/64: one value per channel (measured)
     grad_in = _nbytes(x) if mask[0] else 0
     if not _channels_inner(x): return grad_in + _nbytes(*outs)
@@ -477,7 +477,7 @@ def _sum_scratch(args, out)->int:
     "`sum`: its input cast first, as `cumsum`'s; bf16/fp16 over dims not one run in memory: float32 copies of both"
     x, dims = args[0], args[1] if len(args) > 1 else None
     if x.dtype != out.dtype: return _cast_copy(x, out) + _two_pass(x, out) + _nbytes(out)
-    if x.dtype in _HALF and not _one_run(x, dims):  # measured: 800 random shapes, dims and layouts, exact
+    if x.dtype in _HALF and not _one_run(x, dims):  # measured on random shapes, dims and layouts: exact
         return (x.numel() + out.numel()) * 4 + _nbytes(out)
     return _two_pass(x, out) + _nbytes(out)
 
