@@ -499,6 +499,7 @@ _SUM = 'arithmetic on sizes, nothing allocated: a huge size gives a huge figure,
 _SWEEP_WHY = {
     ('core.check_int', 'lo'): 'a bound may be any integer; the error then names the argument checked, as it should',
     ('core.round_up', 'to'): 'any positive integer is a multiple to round up to',
+    ('core.note_transient', 'alongside'): 'bytes an emulation tells, nothing allocated: any size is one',
     ('step.check_step_options', 'bs'): 'a check of options, nothing made: any batch size is one (the step that '
                                        'follows refuses what the host cannot hold)',
     ('core.track_memory', 'in_use'): 'bytes already in use: charged to a budget (an OOM at once when it leaves '
@@ -933,6 +934,19 @@ def perf_markdown(results:dict, # from `run_benchmarks` (or its JSON)
     return '\n'.join(lines) + '\n'
 
 # %% ../nbs/90_benchmarks.ipynb #b0da0006
+def _nb_outcomes(nbs:list)->str:
+    "One line of how the notebooks' `gpu` cells ended: passed, failed, or not run (and why)"
+    ok = [r['notebook'] for r in nbs if r['passed']]
+    bad = [r['notebook'] for r in nbs if r['passed'] is False]
+    skip = [f"{r['notebook']} ({r['not_run']})" for r in nbs if r['passed'] is None]
+    return (f"{len(ok)} of {len(nbs)} passed (`nbdev_test --flags \"{nbs[0]['flags']}\"`)"
+            + (f"; failed: {', '.join(bad)}" if bad else '') + (f"; not run: {'; '.join(skip)}" if skip else ''))
+
+def _under(rows, key)->str:
+    "How many `rows` the plan put below the real figure (`key`: the relative error), and by how much at most"
+    low = [r[key] for r in rows if r.get(key, 0) < 0]
+    return f"below the real figure in {len(low)} of {len(rows)}" + (f" (at most {min(low):+.1%})" if low else '')
+
 def gpu_markdown(results:dict|None, # `bench/gpu.json`, from `tools/gpu_check.py`; None when there is none
                 )->str:
     "The README's GPU lines: `predict_memory(device='cuda')` against CUDA's counters, or that none was measured"
@@ -941,22 +955,35 @@ def gpu_markdown(results:dict|None, # `bench/gpu.json`, from `tools/gpu_check.py
     m, rows = results['machine'], [r for r in results.get('predictions', []) if 'error' in r]
     lines = [f"Measured by `tools/gpu_check.py` on {m.get('gpu')} (compute capability {m.get('capability')}), torch "
              f"{m['torch']}, CUDA {m.get('cuda')}, {m['when']}: `predict_memory(..., device='cuda')`, made on fake "
-             f"tensors, against `torch.cuda.max_memory_allocated` of the same real step.", '',
-             '| model | bs | precision | predicted | CUDA allocated (peak) | error | CUDA reserved (peak) |',
-             '|---|---|---|---|---|---|---|']
+             f"tensors, against `torch.cuda.max_memory_allocated` and `max_memory_reserved` of the same real step, "
+             f"from an empty cache; reserved predicted = the plan's two steps replayed through `memhelp.allocator` "
+             f"(emulated).", '',
+             '| model | bs | precision | predicted | CUDA allocated (peak) | error | reserved, replayed | '
+             'CUDA reserved (peak) | error |', '|---|---|---|---|---|---|---|---|---|']
     lines += [f"| {r['model']} | {r['bs']} | {r['precision']} | {fmt_bytes(r['predicted'])} | "
-              f"{fmt_bytes(r['measured'])} "
-              f"| {r['error']:+.1%} | {fmt_bytes(r['reserved_peak'])} |" for r in rows]
+              f"{fmt_bytes(r['measured'])} | {r['error']:+.1%} | "
+              + (f"{fmt_bytes(r['predicted_reserved'])} | {fmt_bytes(r['reserved_peak'])} | "
+                 f"{r['reserved_error']:+.1%} |" if 'reserved_error' in r
+                 else f"n/a | {fmt_bytes(r['reserved_peak'])} | n/a |") for r in rows]
     for prec, s in results.get('summary', {}).items():
         lines.append(f"\n{prec}: median |error| {s['median_abs_error']:.1%}, "
-                     f"largest {s['max_abs_error']:.1%} ({s['n']} "
-                     f"models).")
+                     f"largest {s['max_abs_error']:.1%} ({s['n']} models).")
+    if rows: lines.append(f"\nAllocated: {_under(rows, 'error')}. Reserved: {_under(rows, 'reserved_error')}.")
     failed = [f"{r['model']} {r['precision']} ({r['failed']})" for r in results.get('predictions', []) if 'failed' in r]
     if failed: lines.append('\nNot measured: ' + '; '.join(failed) + '.')
-    if nbs := results.get('notebooks'):
-        lines.append(f"\nNotebooks with `gpu` cells: {sum(r['passed'] for r in nbs)} of {len(nbs)} passed "
-                     f"(`nbdev_test --flags \"{nbs[0]['flags']}\"`).")
+    if ov := results.get('overhead'):
+        lines.append("\nTracker overhead on CUDA (time per step, against no tracking; medians of paired runs): "
+                     + '; '.join(f"{r['model']} bs {r['bs']}, {r['size']} px: {r['ms_none']:.2f} ms, "
+                                 f"`track_memory` {r['ratio_tracker']:.2f}x, `MemRecorder` {r['ratio_recorder']:.2f}x"
+                                 for r in ov)
+                     + f". Target for `MemRecorder`: {TARGETS['overhead_cuda'].label} "
+                     f"({'met' if all(TARGETS['overhead_cuda'].met(r['ratio_recorder']) for r in ov) else 'missed'}).")
+    if nbs := results.get('notebooks'): lines.append(f"\nNotebooks with `gpu` cells: {_nb_outcomes(nbs)}.")
+    if nbs := results.get('notebooks_rerun'):
+        lines.append(f"\nAfter the fixes those failures led to ({results.get('rerun_commit', 'a later commit')}), "
+                     f"rerun: {_nb_outcomes(nbs)}.")
     return '\n'.join(lines) + '\n'
+
 
 # %% ../nbs/90_benchmarks.ipynb #2e10bbf0
 def _md_table(rows, cols)->list:

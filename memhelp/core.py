@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import re, gc, os, sys, math, time, traceback, weakref, numbers
+import re, gc, os, sys, math, time, traceback, weakref, numbers, itertools
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 import numpy as np
@@ -25,8 +25,8 @@ __all__ = ['OutOfMemoryError', 'SCRATCH_SEEN', 'default_device', 'check_device',
            'check_bool', 'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes',
            'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'asks_fake_device', 'MemTrace',
            'scratch_note', 'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory',
-           'note_kernel_scratch', 'note_untracked', 'optimizer_state', 'state_tensors', 'model_memory',
-           'release_memory', 'recover_memory', 'oom_guard']
+           'note_kernel_scratch', 'note_untracked', 'note_transient', 'optimizer_state', 'state_tensors',
+           'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -43,6 +43,9 @@ def check_device(device, # 'cpu', 'cuda', 'cuda:1', a `torch.device`, or None fo
         if not torch.cuda.is_available():
             raise ValueError(f"device: {device!r} asked for, but CUDA is not available on this machine")
         if dev.index is None: dev = torch.device('cuda', torch.cuda.current_device())
+        elif dev.index >= torch.cuda.device_count():  # 'cuda:99', or 3 (an int is a CUDA index)
+            raise ValueError(f"device: {device!r} asked for, but this machine has {torch.cuda.device_count()} CUDA "
+                             f"device(s), numbered from 0")
     return dev
 
 # %% ../nbs/00_core.ipynb #8a0f75f8
@@ -845,6 +848,24 @@ def note_untracked(nbytes:int, # bytes made (> 0) or freed (< 0) outside any ope
     for m in _cpu_trackers():
         m.untracked += nbytes; m.noted_peak = max(m.noted_peak, m.current + m.untracked)
         _tell_observer(m, 'untracked', nbytes)
+
+def note_transient(nbytes:int, # bytes of a buffer a kernel makes and frees before it returns, as a tensor would be
+                   alongside:int=0, # bytes of the kernel's outputs, made before the buffer: the trackers see them
+                                    # only when the kernel returns
+                  ):
+    "Tell the tracked blocks open on the CPU of a kernel's own buffer, allocated like a tensor: in peaks and traces"
+    # CUDA's kernels take such buffers from the caching allocator, so they are in its allocated bytes (an emulation's
+    # figure: `memhelp.cuda_emulation`'s casts inside reductions); a CPU kernel's are scratch (`note_kernel_scratch`).
+    # An observer's trace gets one block of both, freed before the outputs arrive: the same peak, in one block. The
+    # trackers must be entered after the emulation's mode (innermost), so that they see the outputs only then
+    nbytes, alongside = check_int('nbytes', nbytes, lo=0), check_int('alongside', alongside, lo=0)
+    key = ('<kernel buffer>', next(_TRANSIENT_KEYS))
+    for m in _cpu_trackers():
+        n = round_up(nbytes, m.round_to) + round_up(alongside, m.round_to)
+        m.peak, m.window_peak = max(m.peak, m.current + n), max(m.window_peak, m.current + n)
+        if m.observer is not None: m.observer.grew(key, n, None); m.observer.grew(key, -n, None)
+
+_TRANSIENT_KEYS = itertools.count()
 
 def _cpu_trackers()->list: return [m for m in list(_open_modes) if isinstance(m, _StorageTracker)
                                    and m.device_type == 'cpu' and not m.disowned]

@@ -7,15 +7,17 @@ from __future__ import annotations
 import functools, math, warnings, weakref
 from contextlib import contextmanager, nullcontext
 import torch
+from torch.utils._pytree import tree_flatten
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
-from torch._prims_common import suggest_memory_format, elementwise_dtypes, ELEMENTWISE_TYPE_PROMOTION_KIND
-from .core import note_kernel_scratch, note_untracked, asks_fake_device
+from torch._prims_common import (suggest_memory_format, elementwise_dtypes, ELEMENTWISE_TYPE_PROMOTION_KIND,
+                                 make_contiguous_strides_for)
+from .core import note_kernel_scratch, note_untracked, note_transient, asks_fake_device, round_up
 from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels']
+__all__ = ['cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'reduce_staging_bytes']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -139,10 +141,12 @@ def _cuda_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
 # %% ../nbs/08_cuda_emulation.ipynb #sm27e1
 def _cuda_softmax_backward(grad, output, dim, input_dtype):
     "`_softmax_backward_data` as SoftMax.cu runs it: `grad * output` first, then contiguous copies where needed"
-    tmp = grad * output  # freed when the kernel returns, after its result is made
-    tmp, output = tmp.contiguous(), output.contiguous()  # here, above autograd: `contiguous` is a tracked `clone`
+    # the kernel's result is made first (structured), then `tmp`, then its contiguous copy, while `tmp` lives on: all
+    # three at once when the gradient is not contiguous (786,432 B on an H200, torch 2.11, in the `gpu` cell below)
+    tmp = grad * output  # freed when the kernel returns
+    tmp_c, output = tmp.contiguous(), output.contiguous()  # here, above autograd: `contiguous` is a tracked `clone`
     with torch._C._AutoDispatchBelowAutograd():  # the kernel itself, below this autograd-key override
-        return torch.ops.aten._softmax_backward_data.default(tmp, output, dim, input_dtype)
+        return torch.ops.aten._softmax_backward_data.default(tmp_c, output, dim, input_dtype)
 
 def _cuda_log_softmax_backward(grad, output, dim, input_dtype):
     "`_log_softmax_backward_data` as SoftMax.cu runs it: contiguous copies of the gradient and output where needed"
@@ -171,11 +175,13 @@ def _float_stats(func, args, out, device:str):
     return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
 
 class _SavedStatsFloat(TorchDispatchMode):
-    "`_float_stats` for every operator (fakes keep the statistics in the input's type)"
+    "`_float_stats` for every operator (fakes keep the statistics in the input's type); CUDA's reductions' casts"
     def __init__(self, device): super().__init__(); self.device = device
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
-        return _float_stats(func, args, func(*args, **(kwargs or {})), self.device)
+        out = func(*args, **(kwargs or {}))
+        if self.device == 'cuda': _cuda_kernel_buffers(func, args, kwargs, out)  # made after the output, then freed
+        return _float_stats(func, args, out, self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
 def _col2im_storage(args, out):
@@ -855,3 +861,99 @@ def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
     try:
         with _SavedStatsFloat('cuda'): yield
     finally: lib._destroy()
+
+# %% ../nbs/08_cuda_emulation.ipynb #cc27e1
+_CUDA_CAST_REDUCTIONS = {getattr(torch.ops.aten, n).default for n in ('sum', 'nansum', 'prod', 'mean')} | {
+    torch.ops.aten.sum.dim_IntList, torch.ops.aten.prod.dim_int, torch.ops.aten.mean.dim}
+
+def _cuda_cast_bytes(func, x, out)->int:
+    "Bytes of a CUDA reduction's copy of its input in the output's dtype (ReduceOps.cpp), or 0"
+    if x.dtype == out.dtype: return 0
+    lowp_to_f32 = x.dtype in (torch.float16, torch.bfloat16) and out.dtype == torch.float32  # read as they are
+    cast = (func in _CUDA_CAST_REDUCTIONS and not lowp_to_f32) or func == torch.ops.aten.cumsum.default
+    return x.numel() * out.element_size() if cast else 0
+
+# %% ../nbs/08_cuda_emulation.ipynb #rs27e1
+# the multiprocessors and resident threads per multiprocessor `setReduceConfig` reads: the largest card of `gpu_table`
+# (H100/H200 SXM: 132 SMs, NVIDIA's datasheets; compute capability 9.0: 2,048 threads per SM, CUDA's programming
+# guide), whose grid is the largest, so the staging buffer too
+_REDUCE_SMS, _REDUCE_THREADS_PER_SM = 132, 2048
+
+def _reduce_runs(dims, shape, strides)->list:
+    "TensorIterator's coalesced dims among `dims` (size > 1): [(size, stride in elements)], fastest first"
+    out = []
+    for d in sorted((d for d in dims if shape[d] > 1), key=lambda d: strides[d]):
+        if out and strides[d] == out[-1][1] * out[-1][0]: out[-1] = (out[-1][0] * shape[d], out[-1][1])
+        else: out.append((shape[d], strides[d]))
+    return out
+
+def _pow2_below(n:int)->int: return 1 << (max(int(n), 1).bit_length() - 1)
+
+# %% ../nbs/08_cuda_emulation.ipynb #rs27e2
+def reduce_staging_bytes(shape, # the shape of the tensor reduced
+                         strides, # its strides, in elements (a cast copy's, where the kernel casts first)
+                         dims, # the dims reduced; all when empty or None
+                         arg_size:int, # bytes of the kernel's accumulator (`arg_t`): 4 for a float32 sum, 8 for int64
+                         offset:int=0, # its storage offset, in elements: the vector loads want it aligned
+                        )->int:
+    "Bytes CUDA's `gpu_reduce_kernel` takes from the caching allocator to reduce `dims` (Reduce.cuh, torch 2.11)"
+    nd = len(shape)
+    dims = {d % nd for d in dims} if dims else set(range(nd))
+    red, kept = _reduce_runs(dims, shape, strides), _reduce_runs(set(range(nd)) - dims, shape, strides)
+    if not red: return 0
+    n_in, n_out = math.prod(s for s, _ in red), math.prod(s for s, _ in kept)
+    fastest = not kept or red[0][1] < kept[0][1]  # reducing along the fastest-moving dim: blocks' x reduces too
+    dim0, dim1, vec = (n_in, n_out, 1) if fastest else (n_out, n_in, 1)
+    if (red if fastest else kept)[0][1] == 1:  # unit stride: vector loads, along the input or along the outputs
+        if fastest and dim0 > 128 and len(red) == 1: dim0 //= 4
+        elif not fastest:
+            vec = 4  # `get_output_vec_size`: 4, halved until the input's offset, the outputs' run and strides divide
+            for n in (offset, kept[0][0], *(st for _, st in red), *(st for _, st in kept[1:])):
+                while vec > 1 and n % vec: vec //= 2
+            dim0 //= vec
+    return _staging(n_in, n_out, dim0, dim1, vec, fastest, arg_size)
+
+def _staging(n_in, n_out, dim0, dim1, vec, fastest, arg_size)->int:
+    "`setReduceConfig`'s blocks and split, then `global_memory_size` and the semaphores, each rounded as CUDA's blocks"
+    mnt = 512 // vec  # MAX_NUM_THREADS over the output vector
+    d0, d1 = (_pow2_below(dim0) if dim0 < mnt else mnt), (_pow2_below(dim1) if dim1 < mnt else mnt)
+    bw = min(d0, 32); bh = min(d1, mnt // bw); bw = min(d0, mnt // bh)
+    step_in, step_out = (bw, 1) if fastest else (1, bw)
+    block_y = -(-n_in // step_in) >= bh * 16 or -(-n_in // step_in) >= 256  # warps of a block split the inputs too
+    step_in, step_out = (step_in * bh, step_out) if block_y else (step_in, step_out * bh)
+    vpt, grid = -(-n_in // step_in), -(-(n_out // vec) // step_out)
+    target = _REDUCE_SMS * (_REDUCE_THREADS_PER_SM // (bw * bh))
+    if not (block_y and vpt >= 256 and grid <= target): return 0
+    ctas = max(min(-(-target // grid), -(-vpt // 16)), -(-vpt // 256))  # blocks per output
+    if ctas <= 1: return 0
+    return (round_up(arg_size * n_out * ctas * (1 if fastest else bw * vec), 512)  # CUDA's 512-byte blocks
+            + round_up(4 * grid, 512))
+
+# %% ../nbs/08_cuda_emulation.ipynb #rs27e3
+_A = torch.ops.aten
+# the reductions whose CUDA kernels are `gpu_reduce_kernel`s: (position of their dims, or None: all; accumulator bytes)
+_acc = lambda x, out: 8 if torch.float64 in (x.dtype, out.dtype) or out.dtype == torch.int64 else 4
+_REDUCE_KERNELS = {
+    **{f: (1, _acc) for f in (_A.sum.dim_IntList, _A.mean.dim, _A.amax.default, _A.amin.default, _A.nansum.default)},
+    **{f: (None, _acc) for f in (_A.sum.default, _A.mean.default, _A.prod.default)},
+    _A.prod.dim_int: (1, _acc), _A.linalg_vector_norm.default: (2, _acc),
+    **{f: (1, lambda x, o: 32 if x.dtype == torch.float64 else 16)  # Welford's mean, m2, count: 16 B in float32
+       for f in (_A.var.correction, _A.std.correction, _A.var_mean.correction, _A.std_mean.correction)},
+    **{f: (1, lambda x, o: 16) for f in (_A.max.dim, _A.min.dim, _A.argmax.default, _A.argmin.default)}}  # value, index
+
+def _cuda_kernel_buffers(func, args, kwargs, out):
+    "Tell the trackers of a CUDA reduction's own buffers: its input's cast and its staging buffer (or nothing)"
+    x, out0 = (args[0] if args else None), (out[0] if isinstance(out, tuple) else out)
+    if not isinstance(x, torch.Tensor) or not isinstance(out0, torch.Tensor): return
+    cast = _cuda_cast_bytes(func, x, out0) if func in _CUDA_CAST_REDUCTIONS or func == _A.cumsum.default else 0
+    stage = 0
+    if (k := _REDUCE_KERNELS.get(func)) is not None:
+        pos, acc = k
+        dims = (args[pos] if len(args) > pos else (kwargs or {}).get('dim')) if pos is not None else None
+        dims = [dims] if isinstance(dims, int) else dims
+        dense = not cast or (0 not in x.stride() and x.is_contiguous())  # `to` keeps a contiguous input's strides
+        strides = x.stride() if dense else make_contiguous_strides_for(x.shape)
+        stage = reduce_staging_bytes(x.shape, strides, dims, acc(x, out0), 0 if cast else x.storage_offset())
+    if cast or stage:  # beside the outputs, made before them
+        note_transient(cast + stage, sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0]
+                                         if isinstance(t, torch.Tensor)))

@@ -12,6 +12,8 @@ from .data import get_text_dls
 from .allocator import (AllocRecorder, replay, STEP_END, CachingAllocatorModel, format_size, device_budget,
                                with_empty_cache, smallest_capacity)
 from .models import TinyTextNet
+from .cuda_emulation import target_kernels
+from contextlib import nullcontext
 
 # %% auto #0
 __all__ = ['allocator_run', 'plot_reserved', 'plot_segments']
@@ -34,7 +36,7 @@ def _ordered(train, order):
     if order == 'random': return train.new(shuffle_fn=lambda idxs: iter(np.random.permutation(idxs)))
     return train.new(shuffle_fn=lambda idxs: iter(sorted(idxs, key=lambda i: train.res[i])))
 
-def _train_trace(bs, order, n_batches, seed, device)->list:
+def _train_trace(bs, order, n_batches, seed, device, kernel_buffers=False)->list:
     "The storage trace of `n_batches` training steps of the tiny classifier, the weights allocated first"
     dls = get_text_dls('clas', bs=bs, device=device, seed=seed)
     set_seed(seed)
@@ -42,7 +44,10 @@ def _train_trace(bs, order, n_batches, seed, device)->list:
     rec.adopt(list(model.parameters()))
     learn = Learner(DataLoaders(_ordered(dls.train, order), dls.valid, device=dls.device), model,
                     loss_func=CrossEntropyLossFlat(), opt_func=Adam, cbs=_StepMarks(rec, n_batches))
-    with learn.no_bar(), learn.no_logging(), track_memory(dls.device, backend='tracked', observer=rec):
+    # with `kernel_buffers`, on the CPU, CUDA's kernels' own buffers are told too (a reduction's cast and staging:
+    # `target_kernels`), as the planner's CUDA plan has them. The tracker innermost: it sees outputs as kernels return
+    cuda_buffers = target_kernels('cuda') if kernel_buffers and dls.device.type == 'cpu' else nullcontext()
+    with learn.no_bar(), learn.no_logging(), cuda_buffers, track_memory(dls.device, backend='tracked', observer=rec):
         learn.fit(1)
     ends = [i for i, (k, _) in enumerate(rec.events) if k == STEP_END]
     return rec.events[:ends[-1] + 1]  # the training steps; validation is not part of the step
@@ -63,13 +68,15 @@ def allocator_run(bs:int=8, # documents per batch
                   n_batches:int=7, # training steps recorded
                   seed:int=0, # seeds the model and the batch order
                   device='cpu', # where to train and record (the replay is the emulation: the CPU will do)
+                  kernel_buffers:bool=False, # also the buffers CUDA's kernels take for themselves (as a CUDA plan)
                  ):
     "Train the tiny text classifier for `n_batches` steps, replay its trace through the caching allocator model"
     bs, n_batches = check_int('bs', bs), check_int('n_batches', n_batches, hi=1000)  # get_text_dls checks bs's top
     order, seed = check_choice('order', order, _ORDERS), check_int('seed', seed, lo=0, hi=2**32 - 1)
-    check_bool('expandable', expandable); check_bool('empty_cache', empty_cache)
+    for k, v in (('expandable', expandable), ('empty_cache', empty_cache), ('kernel_buffers', kernel_buffers)):
+        check_bool(k, v)
     cap = _card_budget(budget)
-    events = _train_trace(bs, order, n_batches, seed, check_device(device))
+    events = _train_trace(bs, order, n_batches, seed, check_device(device), kernel_buffers)
     r = replay(with_empty_cache(events) if empty_cache else events, cap,
                'expandable_segments:True' if expandable else None)
     r.events = events

@@ -122,11 +122,11 @@ def overhead(log)->list:
     for r in rows: log(r)
     return rows
 
-def gpu_notebooks(flags, log, timeout=240)->list:
-    "Each notebook with `#| gpu` cells under nbdev_test with `flags`: passed or not, and the seconds it took"
+def gpu_notebooks(flags, log, timeout=240, names=None)->list:
+    "Each notebook with `#| gpu` cells (or of `names`) under nbdev_test with `flags`: passed or not, and its seconds"
     rows = []
     for nb in sorted((root/'nbs').glob('*.ipynb')):
-        if '#| gpu' not in nb.read_text(): continue
+        if '#| gpu' not in nb.read_text() or (names and nb.stem not in names): continue
         t = time.perf_counter()
         code = f"from nbdev.test import nbdev_test; nbdev_test(path={str(nb)!r}, flags={flags!r}, n_workers=0)"
         # one CPU thread, as CI runs the notebooks (`.ci/run`): the CPU cells' figures are the suite's
@@ -315,6 +315,9 @@ def main():
     ap.add_argument('--skip-notebooks', action='store_true', help='parts 1 to 4 only')
     ap.add_argument('--self-test', action='store_true', help="parts 3 and 4's code without a GPU (nothing written)")
     ap.add_argument('--budget-s', type=float, default=420, help='skip parts 3 and 4 after this many seconds')
+    ap.add_argument('--parts', default='predictions,overhead,text_run,oom_threshold,notebooks',
+                    help='the parts to run, in this order (a rerun of some: `--parts notebooks,predictions`)')
+    ap.add_argument('--notebooks', default='', help='comma-separated notebook names (e.g. 00_core): these only')
     a = ap.parse_args()
     log = lambda row: print(json.dumps(row, default=str), flush=True)
     if a.self_test: self_test(); return
@@ -323,19 +326,20 @@ def main():
     if not torch.cuda.is_available(): sys.exit('gpu_check: no CUDA device here; --predict-only checks the predictions')
     out, start = Path(a.out), time.perf_counter()
     res = dict(machine=machine(), label='CUDA allocated bytes (max_memory_allocated); predictions made on fake tensors')
-    res['predictions'] = predictions(log); res['summary'] = summary(res['predictions']); _save(res, out)
-    try: res['overhead'] = overhead(log)
-    except Exception as e: res['overhead_failed'] = f'{type(e).__name__}: {e}'[:300]
-    _save(res, out)
-    for key, part in (('text_run', text_run), ('oom_threshold', oom_threshold)):
-        if time.perf_counter() - start > a.budget_s:
-            res[key + '_skipped'] = f'over --budget-s {a.budget_s:g}'; continue
-        try: res[key] = part(log)
-        except Exception as e: res[key + '_failed'] = f'{type(e).__name__}: {e}'[:300]
+    for part in a.parts.split(','):
+        try:
+            if part == 'predictions': res['predictions'] = predictions(log); res['summary'] = summary(res['predictions'])
+            elif part == 'overhead': res['overhead'] = overhead(log)
+            elif part in ('text_run', 'oom_threshold'):
+                if time.perf_counter() - start > a.budget_s:
+                    res[part + '_skipped'] = f'over --budget-s {a.budget_s:g}'
+                else: res[part] = (text_run if part == 'text_run' else oom_threshold)(log)
+            elif part == 'notebooks' and not a.skip_notebooks:
+                res['notebooks'] = gpu_notebooks('slow gpu' if a.slow else 'gpu', log,
+                                                 names=set(filter(None, a.notebooks.split(','))))
+        except Exception as e: res[part + '_failed'] = f'{type(e).__name__}: {e}'[:300]
         _save(res, out)
-    if not a.skip_notebooks:
-        res['notebooks'] = gpu_notebooks('slow gpu' if a.slow else 'gpu', log)
     res['seconds'] = round(time.perf_counter() - start, 1); _save(res, out)
-    print(json.dumps(res['summary']), f"written to {out} in {res['seconds']} s")
+    print(json.dumps(res.get('summary')), f"written to {out} in {res['seconds']} s")
 
 if __name__ == '__main__': main()

@@ -1,0 +1,162 @@
+"""Questions the first GPU run (bench/gpu.json, 2026-12-04) raised, answered on the GPU: what CUDA allocates that the
+plan does not. Each probe prints one JSON line and is written to `--out` as it ends; one that fails costs only itself.
+
+- workspaces: what cuBLAS and cuBLASLt allocate through PyTorch's caching allocator on their first use (fp32, bf16);
+- text_step: the blocks alive at the allocated peak of one TinyTextNet step on 8 x 8820 tokens (the text run's largest
+  batch, where the real peak was 380 MB above the plan), with the Python lines that allocated them;
+- softmax_backward: every allocation of 08_cuda_emulation's softmax backward case (C++ frames too);
+- image_size: 11_image_size's `gpu` cell's figures;
+- sweep: the calls of 90_benchmarks' fast API sweep that do not end in a clear error on a CUDA machine;
+- reductions: the buffers CUDA's reductions take inside themselves (casts, staging), real against
+  `memhelp.cuda_emulation`'s emulation, on shapes and dims of every kind (`--only reductions`).
+
+Run it after tools/gpu_check.py, with the same wheels: `PYTHONPATH=/tmp/site:. python3 tools/gpu_probe.py --out F`.
+"""
+import argparse, json, sys, time, traceback
+from pathlib import Path
+root = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(root))
+import torch, torch.nn as nn, torch.nn.functional as F
+
+def _frames(e, n=14):
+    "The most telling frames of a trace entry: Python lines and C++ names, the allocator's own left out"
+    out = []
+    for f in e.get('frames', []):
+        name, fn = f.get('name', ''), f.get('filename', '')
+        if any(s in name for s in ('CUDACachingAllocator', 'c10::cuda::', 'std::', '_record_memory', 'torch::unwind')):
+            continue
+        out.append(f"{Path(fn).name}:{f.get('line')} {name}"[:140] if fn.endswith('.py') else name[:140])
+        if len(out) >= n: break
+    return out
+
+def recorded(fn, stacks='python'):
+    "Run `fn` with CUDA's memory history on: (its trace entries, the blocks alive at its allocated peak)"
+    torch.cuda.synchronize()
+    torch.cuda.memory._record_memory_history(max_entries=500_000, context='alloc', stacks=stacks)
+    try: fn(); torch.cuda.synchronize(); snap = torch.cuda.memory._snapshot()
+    finally: torch.cuda.memory._record_memory_history(None)
+    trace = [e for e in snap['device_traces'][0] if e['action'] in ('alloc', 'free_completed', 'free_requested')]
+    live, total, best, at_peak = {}, 0, -1, {}
+    for e in trace:
+        if e['action'] == 'alloc': live[e['addr']] = e; total += e['size']
+        elif e['action'] == 'free_completed' and e['addr'] in live: total -= live.pop(e['addr'])['size']
+        if total > best: best, at_peak = total, dict(live)
+    return trace, best, sorted(at_peak.values(), key=lambda e: -e['size'])
+
+def workspaces():
+    "Allocated bytes added by the first matrix products of this process (cuBLAS, then cuBLASLt with a bias), by dtype"
+    res = {}
+    for dt in (torch.float32, torch.bfloat16):
+        a, w, b = (torch.randn(64, 64, device='cuda', dtype=dt) for _ in range(3))
+        for what, f in (('mm', lambda: a @ w), ('linear with bias', lambda: F.linear(a, w, b[0])),
+                        ('linear backward', lambda: F.linear(a.requires_grad_(), w.requires_grad_(), b[0]).sum().backward())):
+            torch.cuda.synchronize(); before = torch.cuda.memory_allocated()
+            r = f(); torch.cuda.synchronize(); res[f'{dt} {what}'] = torch.cuda.memory_allocated() - before
+            del r
+        a = w = b = None
+    res['CUBLAS_WORKSPACE_CONFIG'] = __import__('os').environ.get('CUBLAS_WORKSPACE_CONFIG')
+    return res
+
+def text_step():
+    "The blocks alive at the peak of one TinyTextNet step on 8 x 8820 tokens, after a warm-up step"
+    from memhelp.models import TinyTextNet
+    torch.manual_seed(0)
+    m = TinyTextNet(5000, 2, nh=512).cuda(); o = torch.optim.Adam(m.parameters())
+    def step(n):
+        x, y = torch.randint(2, 5000, (8, n), device='cuda'), torch.randint(0, 2, (8,), device='cuda')
+        F.cross_entropy(m(x), y).backward(); o.step(); o.zero_grad()
+    step(107); base = torch.cuda.memory_allocated(); torch.cuda.reset_peak_memory_stats()
+    trace, peak, live = recorded(lambda: step(8820))
+    return dict(base=base, max_allocated=torch.cuda.max_memory_allocated(), peak_in_trace=peak,
+                live_at_peak=[dict(size=e['size'], frames=_frames(e, 6)) for e in live if e['size'] >= 2**20])
+
+def softmax_backward():
+    "08's case: softmax over the last dim of (8, 64, 128), its backward with a contiguous gradient; every allocation"
+    out = {}
+    for fn in (torch.softmax, torch.log_softmax):
+        x = torch.empty(8, 64, 128, device='cuda', requires_grad=True); y = fn(x, -1); g = torch.empty(y.shape, device='cuda')
+        torch.cuda.synchronize(); base = torch.cuda.memory_allocated(); torch.cuda.reset_peak_memory_stats()
+        trace, peak, live = recorded(lambda: y.backward(g), stacks='all')
+        out[fn.__name__] = dict(held=torch.cuda.max_memory_allocated() - base,
+                                events=[dict(action=e['action'], size=e['size'], frames=_frames(e)) for e in trace])
+        del x, y, g
+    return out
+
+def image_size(device='cuda'):
+    "11_image_size's gpu cell: the recorder's peaks at 32 and 64 px, the fixed part, the ratio above it"
+    from memhelp.imgsize import image_size_run
+    g = {s: image_size_run(size=s, bs=16, device=device) for s in (32, 64)}
+    cols = ['parameters', 'gradients', 'optimizer']
+    return {s: dict(peak=r.peak, label=r.label, last_row=r.df.iloc[-1].to_dict(), max=r.df.max(numeric_only=True).to_dict())
+            for s, r in g.items()}
+
+def sweep():
+    "90's fast sweep on this machine: the calls that end in anything but a clear error"
+    from memhelp.bench import api_sweep, sweep_counts
+    rows = api_sweep(['core', 'peak', 'allocator'], timeout=10)
+    return dict(counts=sweep_counts(rows), not_clear=[r for r in rows if r['outcome'] not in ('clear', 'justified')])
+
+REDUCTIONS = [  # (name, function of x, shape, dtype, layout: 'c' contiguous, 'cl' channels-last, 't' transposed)
+    ('sum of a mask along tokens', lambda x: x.sum(1, keepdim=True), (8, 8820, 512), torch.bool, 'c'),
+    ('sum along dim 1', lambda x: x.sum(1), (8, 2000, 512), torch.float32, 'c'),
+    ('sum along dim 0', lambda x: x.sum(0), (64, 4096), torch.float32, 'c'),
+    ('sum along dim 0, few outputs', lambda x: x.sum(0), (4096, 64), torch.float32, 'c'),
+    ('bias gradient sum', lambda x: x.sum((0, 1)), (32, 197, 768), torch.float32, 'c'),
+    ('sum along the last dim', lambda x: x.sum(1), (256, 1000), torch.float32, 'c'),
+    ('full sum', lambda x: x.sum(), (10_000_000,), torch.float32, 'c'),
+    ('bf16 sum along dim 1', lambda x: x.sum(1), (8, 2000, 512), torch.bfloat16, 'c'),
+    ('bf16 sum into float32', lambda x: x.sum(1, dtype=torch.float32), (8, 2000, 512), torch.bfloat16, 'c'),
+    ('mean over H, W', lambda x: x.mean((2, 3)), (16, 64, 56, 56), torch.float32, 'c'),
+    ('mean over H, W, channels-last', lambda x: x.mean((2, 3)), (16, 64, 56, 56), torch.float32, 'cl'),
+    ('mean along tokens', lambda x: x.mean(1), (16, 3000, 256), torch.float32, 'c'),
+    ('amax along tokens', lambda x: x.amax(1), (8, 4000, 400), torch.float32, 'c'),
+    ('max along tokens', lambda x: x.max(1), (8, 4000, 400), torch.float32, 'c'),
+    ('argmax along tokens', lambda x: x.argmax(1), (8, 4000, 400), torch.float32, 'c'),
+    ('var along tokens', lambda x: x.var(1), (8, 4000, 400), torch.float32, 'c'),
+    ('norm along tokens', lambda x: torch.linalg.vector_norm(x, dim=1), (8, 4000, 400), torch.float32, 'c'),
+    ('prod along dim 0', lambda x: x.prod(0), (64, 4096), torch.float32, 'c'),
+    ('sum of a transposed tensor', lambda x: x.sum(0), (512, 8000), torch.float32, 't'),
+    ('int32 sum', lambda x: x.sum(1), (8, 5000, 256), torch.int32, 'c'),
+]
+
+def _made(shape, dtype, layout, device):
+    x = torch.zeros(shape, dtype=dtype, device=device) if dtype == torch.bool else torch.ones(shape, device=device).to(dtype)
+    if layout == 'cl': x = x.contiguous(memory_format=torch.channels_last)
+    if layout == 't': x = x.t().contiguous().t()
+    return x
+
+def reductions():
+    "Each case's bytes held above its input and output while it runs: CUDA's, and the emulation's"
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from memhelp.core import track_memory, round_up
+    from memhelp.cuda_emulation import target_kernels
+    from torch.utils._pytree import tree_flatten
+    outb = lambda o: sum(round_up(t.untyped_storage().nbytes(), 512) for t in tree_flatten(o)[0])
+    rows = []
+    for name, f, shape, dtype, layout in REDUCTIONS:
+        x = _made(shape, dtype, layout, 'cuda'); f(x); torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
+        o = f(x); torch.cuda.synchronize(); real = torch.cuda.max_memory_allocated() - base - outb(o)
+        del o, x; torch.cuda.empty_cache()
+        strides = _made(shape, dtype, layout, 'meta').stride()
+        with FakeTensorMode(), target_kernels('cuda'):
+            xf = torch.empty_strided(shape, strides, dtype=dtype)  # a fake input of the same layout
+            with track_memory('cpu', round_to=512) as tr: o = f(xf)
+            emulated = tr.peak - outb(o)
+        rows.append(dict(case=name, shape=list(shape), dtype=str(dtype), layout=layout, real=real, emulated=emulated))
+    return rows
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0]); ap.add_argument('--out', required=True)
+    ap.add_argument('--only', default='workspaces,text_step,softmax_backward,image_size,sweep',
+                    help='comma-separated probes, in order')
+    a = ap.parse_args(); out, res = Path(a.out), {}
+    for name in a.only.split(','):  # workspaces first, where it runs: it needs a fresh process
+        t = time.perf_counter()
+        try: res[name] = globals()[name]()
+        except Exception as e: res[name] = dict(failed=f'{type(e).__name__}: {e}', tb=traceback.format_exc()[-2000:])
+        res[name + '_s'] = round(time.perf_counter() - t, 1)
+        print(json.dumps({name: res[name]}, default=str)[:6000], flush=True)
+        out.write_text(json.dumps(res, indent=1, default=str) + '\n')
+
+if __name__ == '__main__': main()
