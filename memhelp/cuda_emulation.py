@@ -17,7 +17,7 @@ from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'reduce_staging_bytes']
+__all__ = ['cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -890,7 +890,7 @@ def _reduce_runs(dims, shape, strides)->list:
 def _pow2_below(n:int)->int: return 1 << (max(int(n), 1).bit_length() - 1)
 
 # %% ../nbs/08_cuda_emulation.ipynb #rs27e2
-def reduce_staging_bytes(shape, # the shape of the tensor reduced
+def _reduce_staging_bytes(shape, # the shape of the tensor reduced
                          strides, # its strides, in elements (a cast copy's, where the kernel casts first)
                          dims, # the dims reduced; all when empty or None
                          arg_size:int, # bytes of the kernel's accumulator (`arg_t`): 4 for a float32 sum, 8 for int64
@@ -953,7 +953,7 @@ def _cuda_kernel_buffers(func, args, kwargs, out):
         dims = [dims] if isinstance(dims, int) else dims
         dense = not cast or (0 not in x.stride() and x.is_contiguous())  # `to` keeps a contiguous input's strides
         strides = x.stride() if dense else make_contiguous_strides_for(x.shape)
-        stage = reduce_staging_bytes(x.shape, strides, dims, acc(x, out0), 0 if cast else x.storage_offset())
+        stage = _reduce_staging_bytes(x.shape, strides, dims, acc(x, out0), 0 if cast else x.storage_offset())
     if cast or stage:  # beside the outputs, made before them
         note_transient(cast + stage, sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0]
                                          if isinstance(t, torch.Tensor)))

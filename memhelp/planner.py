@@ -41,7 +41,7 @@ from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_na
                           check_step_options,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
-                               plain_loss, UNKNOWN_MARGIN, on_clear_caches)
+                               plain_loss, UNKNOWN_MARGIN, UNMODELLED_MARGIN, on_clear_caches)
 
 # %% auto #0
 __all__ = ['plan', 'largest_batch', 'loader_batches', 'sequence_trace', 'plot_steps', 'max_batch_size', 'plan_options',
@@ -697,7 +697,8 @@ def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='c
              if n_gpus == 1 and strategy != 'ddp' else '')
     v = df.attrs.get('verdict')
     card = ('' if v is None else f"\n{v!r}\n(verdict made on the replay; table: peak = predicted CUDA allocated, "
-            "reserved = emulated CUDA reserved, with_context = reserved + the cited context)")
+            "reserved = emulated CUDA reserved, with_context = reserved + the cited context + what is kept free for "
+            "kernels' workspaces)")
     return (f"{model} at {shape}, batch {bs}{where}, {precision}, {opt}: peak "
             f"{fmt_bytes(df.peak.iloc[df.technique.tolist().index('as is')])}, {verdict} in {fmt_bytes(b)} "
             f"({df.attrs['label']}"
@@ -775,10 +776,11 @@ class PlanWidget:
     def _repr_mimebundle_(self, **kwargs): self.update(); return self.widget._repr_mimebundle_(**kwargs)
 
 def _plan_bars(ax, p, card, cap:int, gpu:str):
-    "One bar: the plan's parts (CUDA allocated), reserved beyond them (emulated), the context (cited); the budget"
+    "One bar: the plan's parts (CUDA allocated), reserved beyond (emulated), context (cited), what is kept free"
     parts = {k: (getattr(p, k), dict(color=c)) for k, c in _PARTS.items()}
     parts['reserved, unallocated (emulated)'] = (card.reserved - p.peak, dict(color='0.8', hatch='//'))
     parts['context (cited)'] = (sum(card.outside.values()), dict(color='0.5'))
+    parts["kept free: kernels' workspaces"] = (card.unmodelled, dict(color='0.9', hatch='..'))
     left = 0
     for k, (v, style) in parts.items():
         if v > 0: ax.barh(0, v / 2**30, left=left, label=k, **style); left += v / 2**30
