@@ -13,10 +13,10 @@
    `max_batch_size` for the same budget (`oom_threshold`; `oom_budget` says how the budget is made like with like);
 5. every notebook that has `#| gpu` cells, under `nbdev_test --flags gpu` (with `--slow`: `--flags "slow gpu"`).
 
-Time on one H200 (estimated, not measured: no GPU has run it yet): parts 1-2 about 3 minutes, part 3 about 30 s
-(21 predictions of a tiny model at ~0.1 s each, 21 real steps), part 4 about 90 s (about 10 predictions of ResNet-18 at
-224 px at ~1-3 s each on the host's CPU, about 12 real tries of 3 steps), part 5 under 3 minutes: within 8 minutes.
-Parts 3 and 4 are skipped once `--budget-s` (420 s by default) has passed, so the notebooks keep their time.
+Time on one H200 (measured 2026-12-04, torch 2.11, `bench/gpu.json`): 292 s in all, of which the eight notebooks took
+164 s, the OOM threshold 26 s (the planner's bisection 9 s, 16 real tries 17 s), and parts 1 to 3 the other 102 s.
+Parts 3 and 4 are skipped once `--budget-s` (420 s by default) has passed, so the notebooks keep their time;
+`--parts` runs some parts only, in the order given (a rerun: `--parts notebooks,predictions --notebooks 00_core`).
 The self-test (`--self-test`) took 37 s here on 2 shared CPU cores (17 s of CPU).
 
 Each part is written to `bench/gpu.json` as soon as it is done, so a run cut short keeps what it measured; README's
