@@ -5,6 +5,7 @@
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
 import functools, math, warnings, weakref
+from collections import namedtuple
 from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._pytree import tree_flatten
@@ -349,6 +350,10 @@ def _grouped_mm_cpu(a, b, offs=None, bias=None, out_dtype=None):
     return torch.empty_strided(size, stride, dtype=dtype, device=a.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
+def _acc_bytes(dtype)->int:
+    "Bytes of a kernel's float accumulator for `dtype` (`at::opmath_type`): a double's for float64, else a float's"
+    return 8 if dtype == torch.float64 else 4
+
 def _dense(t)->bool:
     "Is `t` contiguous in the memory format torch suggests for it (contiguous, or channels-last)"
     return t.is_contiguous(memory_format=suggest_memory_format(t))
@@ -362,7 +367,7 @@ def _bn_scratch(args, out)->int|None:
     "A batch norm's float buffers per channel: two (training channels innermost: one more per thread, summing)"
     x = args[0]
     if x.dtype in _HALF and not _dense(x): return None  # measured: copies beside, of sizes not read here
-    acc = 8 if x.dtype == torch.float64 else 4  # float64 statistics for float64 inputs (measured)
+    acc = _acc_bytes(x.dtype)  # float64 statistics for float64 inputs (measured)
     if not _dense(x): per = 3  # permuted: three in eval, none in training (measured; the safe side)
     else: per = 2 + (torch.get_num_threads() if args[5] and _channels_inner(x) else 0)
     return x.shape[1] * acc * per + _nbytes(*out)
@@ -378,7 +383,7 @@ def _bn_backward_scratch(args, out)->int|None:
     grad_in = _nbytes(x) if mask[0] else 0
     if not _channels_inner(x): return grad_in + _nbytes(*outs)
     per = 2 * torch.get_num_threads() + (3 if x.dtype in _HALF else 0 if train else 1)  # measured, 1 to 4 threads
-    return max(grad_in, x.shape[1] * (8 if x.dtype == torch.float64 else 4) * per) + _nbytes(*outs)
+    return max(grad_in, x.shape[1] * _acc_bytes(x.dtype) * per) + _nbytes(*outs)
 
 def _layer_norm_scratch(args, out)->int:
     "`native_layer_norm` (layer_norm_kernel.cpp): contiguous copies of an input, weight, bias that is not; outputs"
@@ -402,7 +407,7 @@ def _flash_splits(q, k)->tuple:
 
 def _flash_itemsizes(q)->tuple:
     "(bytes per element of its bf16/fp16 copy of the scores, 0 if none; of its accumulators: float64 or float32)"
-    return (q.element_size() if q.dtype in _HALF else 0), (8 if q.dtype == torch.float64 else 4)
+    return (q.element_size() if q.dtype in _HALF else 0), _acc_bytes(q.dtype)
 
 def _flash_scratch(args, out)->int|None:
     "CPU flash attention: float buffers per thread (scores, their max and sum, a block of output); bf16/fp16 scores"
@@ -789,7 +794,7 @@ def _group_norm_scratch(args, out)->int|None:
     fmt = suggest_memory_format(x)
     if fmt == torch.contiguous_format: return _not_in(fmt, x) + _nbytes(*out)
     if x.ndim != 4 or not x.is_contiguous(memory_format=fmt): return None  # channels-last 3d, not dense: not measured
-    acc = 8 if x.dtype == torch.float64 else 4  # group_norm_kernel.cpp: parallel over N x G below 1,024 pixels,
+    acc = _acc_bytes(x.dtype)  # group_norm_kernel.cpp: parallel over N x G below 1,024 pixels,
     per = N * 2 * C if HxW < 1024 else torch.get_num_threads() * N * 2 * C + N * G * 2  # else over pixels per thread
     return per * acc + _nbytes(*out)
 
@@ -798,7 +803,7 @@ def _group_norm_backward_scratch(args, out)->int|None:
     go, x, N, C = args[0], args[1], args[5], args[6]
     fmt = suggest_memory_format(x)
     if fmt not in (torch.contiguous_format, torch.channels_last): return None  # channels-last 3d: not measured
-    acc = 8 if x.dtype == torch.float64 else 4
+    acc = _acc_bytes(x.dtype)
     stats = _not_in(torch.contiguous_format, *args[2:5])  # its mean, rstd and weight, copied when not contiguous
     return _not_in(fmt, go, x) + stats + 2 * N * C * acc + _nbytes(*[t for t in out if t is not None])
 
@@ -889,6 +894,10 @@ def _reduce_runs(dims, shape, strides)->list:
 
 def _pow2_below(n:int)->int: return 1 << (max(int(n), 1).bit_length() - 1)
 
+# a reduction as `setReduceConfig` sees it: inputs per output, outputs, the block's two dims, the output vector, and
+# whether it reduces along the fastest-moving dim
+_ReduceLayout = namedtuple('_ReduceLayout', 'n_in n_out dim0 dim1 vec fastest')
+
 # %% ../nbs/08_cuda_emulation.ipynb #rs27e2
 def _reduce_staging_bytes(shape, # the shape of the tensor reduced
                          strides, # its strides, in elements (a cast copy's, where the kernel casts first)
@@ -897,10 +906,15 @@ def _reduce_staging_bytes(shape, # the shape of the tensor reduced
                          offset:int=0, # its storage offset, in elements: the vector loads want it aligned
                         )->int:
     "Bytes CUDA's `gpu_reduce_kernel` takes from the caching allocator to reduce `dims` (Reduce.cuh, torch 2.11)"
+    layout = _reduce_layout(shape, strides, dims, offset)
+    return 0 if layout is None else _staging(layout, arg_size)
+
+def _reduce_layout(shape, strides, dims, offset)->_ReduceLayout|None:
+    "TensorIterator's view of the reduction, with `setReduceConfig`'s vector loads; None: nothing reduced"
     nd = len(shape)
     dims = {d % nd for d in dims} if dims else set(range(nd))
     red, kept = _reduce_runs(dims, shape, strides), _reduce_runs(set(range(nd)) - dims, shape, strides)
-    if not red: return 0
+    if not red: return None
     n_in, n_out = math.prod(s for s, _ in red), math.prod(s for s, _ in kept)
     fastest = not kept or red[0][1] < kept[0][1]  # reducing along the fastest-moving dim: blocks' x reduces too
     dim0, dim1, vec = (n_in, n_out, 1) if fastest else (n_out, n_in, 1)
@@ -911,10 +925,11 @@ def _reduce_staging_bytes(shape, # the shape of the tensor reduced
             for n in (offset, kept[0][0], *(st for _, st in red), *(st for _, st in kept[1:])):
                 while vec > 1 and n % vec: vec //= 2
             dim0 //= vec
-    return _staging(n_in, n_out, dim0, dim1, vec, fastest, arg_size)
+    return _ReduceLayout(n_in, n_out, dim0, dim1, vec, fastest)
 
-def _staging(n_in, n_out, dim0, dim1, vec, fastest, arg_size)->int:
+def _staging(layout:_ReduceLayout, arg_size:int)->int:
     "`setReduceConfig`'s blocks and split, then `global_memory_size` and the semaphores, each rounded as CUDA's blocks"
+    n_in, n_out, dim0, dim1, vec, fastest = layout
     mnt = 512 // vec  # MAX_NUM_THREADS over the output vector
     d0, d1 = (_pow2_below(dim0) if dim0 < mnt else mnt), (_pow2_below(dim1) if dim1 < mnt else mnt)
     bw = min(d0, 32); bh = min(d1, mnt // bw); bw = min(d0, mnt // bh)
@@ -932,7 +947,7 @@ def _staging(n_in, n_out, dim0, dim1, vec, fastest, arg_size)->int:
 # %% ../nbs/08_cuda_emulation.ipynb #rs27e3
 _A = torch.ops.aten
 # the reductions whose CUDA kernels are `gpu_reduce_kernel`s: (position of their dims, or None: all; accumulator bytes)
-_acc = lambda x, out: 8 if torch.float64 in (x.dtype, out.dtype) or out.dtype == torch.int64 else 4
+_acc = lambda x, out: 8 if out.dtype == torch.int64 else max(_acc_bytes(x.dtype), _acc_bytes(out.dtype))
 _REDUCE_KERNELS = {
     **{f: (1, _acc) for f in (_A.sum.dim_IntList, _A.mean.dim, _A.amax.default, _A.amin.default, _A.nansum.default)},
     **{f: (None, _acc) for f in (_A.sum.default, _A.mean.default, _A.prod.default)},

@@ -1846,6 +1846,11 @@ UNKNOWN_MARGIN = 0.25  # `fits` keeps this share of the peak free when a plan ha
 # by 3.93% at most (efficientnet_b0, bf16; cuBLAS's workspaces, which the verdict counts, excluded), measured
 UNMODELLED_MARGIN = 0.04
 
+@patch(as_prop=True)
+def unmodelled(self:MemPlan)->int:
+    "Bytes a CUDA verdict keeps free for what kernels take and the emulation does not size (`UNMODELLED_MARGIN`)"
+    return math.ceil(UNMODELLED_MARGIN * self.peak)
+
 def _margin_fits(plan:MemPlan, cap:int, outside:dict, ws:int)->bool:
     "True without unknowns; else whether the peak (or reserved) and `UNKNOWN_MARGIN` of it fit, with CUDA's context"
     if not plan.unknowns: return True
@@ -1861,7 +1866,7 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
         raise ValueError("plan: has no allocation trace (only a CUDA prediction records one)")
     label, conf = (conf.strip() if isinstance(conf, str) else ''), parse_alloc_conf(conf)  # refused before any work
     name, cap, outside, ws = _card(budget)
-    out, free = sum(outside.values()), math.ceil(UNMODELLED_MARGIN * self.peak)
+    out, free = sum(outside.values()), self.unmodelled
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
     r = replay(events, max(cap - out - free, 0), conf, out)  # the margin kept free: not the allocator's
     need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
@@ -1878,8 +1883,7 @@ def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. 
         raise ValueError("plan: has no allocation trace (only a CUDA prediction records one)")
     _, _, outside, ws = _card(budget)
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
-    free = math.ceil(UNMODELLED_MARGIN * self.peak)
-    need = smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values()) + free  # 2 MiB resolution
+    need = smallest_capacity(events, parse_alloc_conf(conf)) + sum(outside.values()) + self.unmodelled  # 2 MiB steps
     if not self.unknowns: return need
     return max(need, math.ceil(max(self.peak, self.reserved) * (1 + UNKNOWN_MARGIN)) + sum(outside.values()) + 2 * ws)
 
@@ -1892,6 +1896,5 @@ def fits(self:MemPlan, budget, # bytes, e.g. '16GB', or a card of `gpu_table()` 
     _, cap, outside, ws = _card(budget)
     if not _margin_fits(self, cap, outside, ws): return False  # what the plan could not know may need more
     if self.device == 'cuda' and not self.measured:  # a CUDA prediction with no trace (none is made without one):
-        return (math.ceil(self.peak * (1 + UNMODELLED_MARGIN)) + sum(outside.values()) + 2 * ws  # segments not seen
-                <= cap)
+        return self.peak + self.unmodelled + sum(outside.values()) + 2 * ws <= cap  # segments not seen
     return self.peak + (self.kernel_scratch or 0) <= cap  # a measured CPU plan: what kernels took inside, too

@@ -41,7 +41,7 @@ from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_na
                           check_step_options,
                           AutocastPrecision)
 from .fake_step import (fastai_step, train_step, MemPlan, clear_caches, predict_memory, measure_memory,
-                               plain_loss, UNKNOWN_MARGIN, UNMODELLED_MARGIN, on_clear_caches)
+                               plain_loss, UNKNOWN_MARGIN, on_clear_caches)
 
 # %% auto #0
 __all__ = ['plan', 'largest_batch', 'loader_batches', 'sequence_trace', 'plot_steps', 'max_batch_size', 'plan_options',
