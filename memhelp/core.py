@@ -955,12 +955,19 @@ def _in_use(dev)->int:
     "Bytes in use on `dev`: CUDA's allocated bytes, or what memhelp's trackers saw made and is still alive"
     return torch.cuda.memory_allocated(dev) if dev.type == 'cuda' else live_tracked_bytes(dev.type)
 
+def _learner_device(learn, device)->torch.device:
+    "`device` checked; when None, the device of `learn`'s weights (a CPU learner on a GPU machine), else the default"
+    if device is None and learn is not None:
+        p = next(iter(learn.model.parameters()), None)
+        if p is not None and p.device.type in ('cpu', 'cuda'): return check_device(p.device)
+    return check_device(device)
+
 def recover_memory(learn=None, # a fastai `Learner` to clear too: its failed batch, predictions, loss, gradients
-                   device=None, # the device to report on (and whose cache to empty, on CUDA); the default when None
+                   device=None, # the device to report on (and empty, on CUDA); None: `learn`'s, else the default
                    quiet:bool=False, # print nothing (in a notebook it prints what it freed)
                   )->int:
     "Free what keeps a failed step's tensors alive, so the same kernel can train again; returns the bytes freed"
-    dev, quiet = check_device(device), check_bool('quiet', quiet)
+    dev, quiet = _learner_device(learn, device), check_bool('quiet', quiet)
     before = _in_use(dev)
     _forget_errors()
     if learn is not None:
@@ -976,10 +983,10 @@ def recover_memory(learn=None, # a fastai `Learner` to clear too: its failed bat
 # %% ../nbs/00_core.ipynb #0c0da006
 @contextmanager
 def oom_guard(learn=None, # a fastai `Learner` to clear too if the block fails (see `recover_memory`)
-              device=None, # the device to report on; the default device when None
+              device=None, # the device to report on; None: `learn`'s, else the default device
              ):
     "On an out-of-memory error in the block: free what the failed step holds, raise a short error that holds no tensors"
-    msg, device = None, check_device(device)  # a bad device is refused before the block, not after its failure
+    msg, device = None, _learner_device(learn, device)  # a bad device is refused before the block, not after it fails
     try: yield
     except OutOfMemoryError as e:
         msg = str(e).strip().splitlines()[0]
