@@ -677,7 +677,8 @@ class AllocRecorder:
             if id(st) not in self.sizes and st.nbytes(): self.grew(id(st), st.nbytes())
 
 # %% ../nbs/06_allocator.ipynb #85853aaa
-# name: (GiB printed as "total capacity" in a CUDA OOM message, or None; its source; vendor bytes; compute capability)
+# name: (GiB printed as "total capacity" in a CUDA OOM message, or bytes measured (an int), or None; its source; vendor
+# bytes; compute capability)
 _GPUS = {
     'T4': (14.56, 'https://github.com/Zheng-Chong/CatVTON/issues/133 (Tesla T4, GCP)', 16 * 10**9, (7, 5)),
     'V100-16': (15.78, 'https://github.com/kchengiva/Shift-GCN/issues/34 (16G V100)', 16 * 10**9, (7, 0)),
@@ -690,7 +691,8 @@ _GPUS = {
     'A100-40': (39.50, 'https://github.com/TianheWu/CoSeR/issues/10 (one A100, 40 GB model)', 40 * 10**9, (8, 0)),
     'A100-80': (79.14, 'https://github.com/lianqi1008/Control-GIC/issues/6 (A100 80GB)', 80 * 10**9, (8, 0)),
     'H100-80': (79.11, 'https://github.com/vllm-project/vllm/issues/27508 (H100)', 80 * 10**9, (9, 0)),
-    'H200': (None, 'NVIDIA H200 datasheet: 141 GB', 141 * 10**9, (9, 0)),
+    'H200': (150_109_880_320, 'bench/gpu.json: total_memory of an NVIDIA H200, torch 2.11, CUDA 13.0 (2026-12-04)',
+             141 * 10**9, (9, 0)),
 }
 
 def _reported_bytes(gib:float)->int:
@@ -700,11 +702,13 @@ def _reported_bytes(gib:float)->int:
 # %% ../nbs/06_allocator.ipynb #78f4cc2b
 def gpu_table()->pd.DataFrame:
     "The known cards: capacity as torch reports it (bytes), how it is known, the source, compute capability"
-    rep = {k: _reported_bytes(v[0]) for k, v in _GPUS.items() if v[0] is not None}
+    rep = {k: _reported_bytes(v[0]) for k, v in _GPUS.items() if isinstance(v[0], float)}
     gap = max(1 - rep[k] / _GPUS[k][2] for k in rep)  # the largest vendor-to-reported gap (the T4's)
-    rows = [dict(gpu=k, capacity=rep.get(k, int(vb * (1 - gap))), vendor_bytes=vb,
-                 how='cited: reported total capacity' if k in rep else f'estimated: vendor figure less {gap:.1%}',
-                 source=src, compute_capability=f'{cc[0]}.{cc[1]}') for k, (_, src, vb, cc) in _GPUS.items()]
+    got = {**rep, **{k: v[0] for k, v in _GPUS.items() if isinstance(v[0], int)}}
+    how = lambda k: ('measured: total_memory' if k not in rep else 'cited: reported total capacity') if k in got else \
+        f'estimated: vendor figure less {gap:.1%}'
+    rows = [dict(gpu=k, capacity=got.get(k, int(vb * (1 - gap))), vendor_bytes=vb, how=how(k), source=src,
+                 compute_capability=f'{cc[0]}.{cc[1]}') for k, (_, src, vb, cc) in _GPUS.items()]
     return pd.DataFrame(rows)
 
 def _gpu_key(name)->str:
@@ -714,7 +718,7 @@ def _gpu_key(name)->str:
 
 def gpu_capacity(name:str, # a card of `gpu_table()`, e.g. 'T4', 'A100-80', 'RTX 4090'
                 )->int:
-    "The card's total memory in bytes as `torch.cuda.mem_get_info` reports it (cited, or estimated: see `gpu_table`)"
+    "The card's total memory in bytes as `torch.cuda.mem_get_info` reports it (cited, measured, estimated: `gpu_table`)"
     return int(gpu_table().set_index('gpu').capacity[_gpu_key(name)])
 
 # %% ../nbs/06_allocator.ipynb #d2bd0c10
