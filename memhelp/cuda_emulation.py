@@ -633,6 +633,9 @@ def _new_bytes(out, args)->int:
 _KEEPS_NUMBER = {torch.ops.aten.mul.Tensor, torch.ops.aten.div.Tensor, torch.ops.aten.mul_.Tensor,
                  torch.ops.aten.div_.Tensor}
 
+# operator: ((keyword, default), ...): keyword-only arguments its rule reads, put after its positional ones
+_KEYWORD_ARGS = {}
+
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
     # one dispatch layer for all of them: each layer is a Python call on every operator
@@ -656,6 +659,8 @@ class _CpuKernels(TorchDispatchMode):
         kept = self._kept_number(func, args, out)  # told already: not again for the call
         rule = _SCRATCH.get(func) or (None if _scratch_free(func) else _unsized)
         numbers = _number_scratch(func, args, kwargs) - kept
+        if (kw := _KEYWORD_ARGS.get(func)) is not None:  # keyword-only arguments its rule reads: after the others
+            args = (*args, *((kwargs or {}).get(k, d) for k, d in kw))
         if rule is None and not numbers: return out
         n = rule(args, out) if rule is not None else _new_bytes(out, args)  # outputs included, after the statistics
         note_kernel_scratch(None if n is None else n + numbers)  # the numbers and casts live as long as the call
@@ -772,20 +777,54 @@ def _index_select_scratch(args, out)->int:
     copy = _not_in(torch.contiguous_format, x) if x.ndim and dim % x.ndim else 0
     return copy + _not_in(torch.contiguous_format, index) + _nbytes(out)
 
-def _index_add_scratch(args, out)->int|None:
-    "`index_add`: in float32/64 a copy of indices not contiguous (measured); bf16/fp16: float copies not sized here"
-    return None if args[0].dtype in _HALF else _not_in(torch.contiguous_format, args[2]) + _nbytes(out)
+# ATen's `is_radix_sort_available()`: FBGEMM's radix sort, with OpenMP (PyTorch's x86 wheels have both)
+_RADIX_SORT = torch.backends.openmp.is_available() and 'fbgemm' in torch.backends.quantized.supported_engines
 
-def _float_only(args, out)->int|None:
-    "`scatter`, `scatter_add`: none in float32/64 or integers, in any layout (measured); bf16/fp16: float copies"
-    return None if args[0].dtype in _HALF else _nbytes(*_outputs(out))
+def _expanded_index(out, dim:int, shape, strides, src)->bool:
+    "Does a scatter of an index of `shape`, `strides` take the expanded-index path (`can_use_expanded_index_path`)"
+    if not (_RADIX_SORT and out.dtype.is_floating_point and out.ndim and len(shape) and src.ndim and out.numel()
+            and src.numel() and math.prod(shape)): return False  # TensorAdvancedIndexing.cpp, torch 2.14
+    if any(src.shape[d] != shape[d] for d in range(1, len(shape))) or math.prod(shape) // shape[0] < 16: return False
+    spread = any(s > 1 or (s == 1 and n > 1) for s, n in zip(strides[1:], shape[1:]))  # not one index per row
+    return dim % out.ndim == 0 and strides[0] == 1 and not spread and src.is_contiguous() and out.is_contiguous()
 
-def _sort_scratch(args, out, longest:bool=False)->int:
+def _scatter_float(out, dim:int, index, src=None)->int:
+    "A bf16/fp16 scatter's float32 buffer: per thread, one index row's (expanded path); else a copy of `out` (measured)"
+    if out.dtype not in _HALF: return 0  # none in float32/64 or integers, in any layout (measured)
+    if src is not None and _expanded_index(out, dim, index.shape, index.stride(), src):
+        return torch.get_num_threads() * (index.numel() // index.shape[0]) * 4
+    return out.numel() * 4
+
+def _scatter_scratch(args, out)->int:
+    "`scatter` of a tensor or a value: a bf16/fp16 one's float copy (it never takes the expanded path)"
+    return _scatter_float(_outputs(out)[0], args[1], args[2]) + _new_bytes(out, args)  # in place: no new output
+
+def _scatter_add_scratch(args, out)->int:
+    "`scatter_add`, `scatter_reduce`: a bf16/fp16 one's float buffer; a mean not on the expanded path, its counts"
+    o, (dim, index, src) = _outputs(out)[0], args[1:4]
+    n = _scatter_float(o, dim, index, src)
+    if len(args) > 4 and args[4] == 'mean' and not _expanded_index(o, dim, index.shape, index.stride(), src):
+        isz = o.element_size()  # `scatter_reduce_two`: ones like `src`, counts like `out`, their `scatter_add_`,
+        counts = (src.numel() + o.numel()) * isz  # then `counts == 0` and two numbers wrapped
+        n = max(n, counts + _scatter_float(o, dim, index), counts + o.numel() + 8 + isz)
+    return n + _new_bytes(out, args)
+
+def _index_add_scratch(args, out)->int:
+    "`index_add`: a copy of indices not contiguous; along dim 0 or the last, with alpha 1, ATen's `scatter_add` path"
+    (x, dim, index, src), alpha = args[:4], (args[4] if len(args) > 4 else 1)  # alpha: `_KEYWORD_ARGS` puts it there
+    n, d = _not_in(torch.contiguous_format, index), dim % max(x.ndim, 1)
+    same = len(src.shape) == x.ndim and all(a == b for i, (a, b) in enumerate(zip(x.shape, src.shape)) if i != d)
+    if x.ndim > 1 and d in (0, x.ndim - 1) and alpha == 1 and index.dtype == torch.int64 and same:
+        shape = [index.numel() if i == d else s for i, s in enumerate(x.shape)]  # its index, expanded along the rest
+        o = _outputs(out)[0]
+        exp = _expanded_index(o, d, shape, [int(i == d) for i in range(x.ndim)], src)
+        n += (torch.get_num_threads() * math.prod(shape[1:]) * 4 if exp else o.numel() * 4) if o.dtype in _HALF else 0
+    return n + _new_bytes(out, args)
+
+def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
-    x = args[0]
-    if not x.ndim: n = 1
-    elif longest: n = max(x.shape)  # `sort.stable` takes `dim` as a keyword, which rules do not see: an upper bound
-    else: n = x.shape[args[1] if len(args) > 1 else -1]
+    x = args[0]  # `sort.stable`'s keyword-only `dim` is put in `args` by `_KEYWORD_ARGS` (rules see no keywords)
+    n = x.shape[args[1] if len(args) > 1 else -1] if x.ndim else 1
     return 8 * n + _nbytes(*_outputs(out))
 
 def _group_norm_scratch(args, out)->int|None:
@@ -829,13 +868,17 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  _aten.im2col.default: _im2col_scratch, _aten.roll.default: _roll_scratch,
                  _aten.index_select.default: _index_select_scratch,
                  _aten.index_add.default: _index_add_scratch, _aten.index_add_.default: _index_add_scratch,
-                 **{f: _float_only for f in (_aten.scatter.src, _aten.scatter.value, _aten.scatter_.src,
-                                             _aten.scatter_.value, _aten.scatter_add.default)},
-                 _aten.sort.default: _sort_scratch, _aten.sort.stable: functools.partial(_sort_scratch, longest=True),
+                 **{f: _scatter_scratch for f in (_aten.scatter.src, _aten.scatter.value, _aten.scatter_.src,
+                                                  _aten.scatter_.value)},
+                 **{f: _scatter_add_scratch for f in (_aten.scatter_add.default, _aten.scatter_add_.default,
+                                                      _aten.scatter_reduce.two, _aten.scatter_reduce_.two)},
+                 _aten.sort.default: _sort_scratch, _aten.sort.stable: _sort_scratch,
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
                  _aten.native_group_norm.default: _group_norm_scratch,
                  _aten.native_group_norm_backward.default: _group_norm_backward_scratch}
 _SCRATCH.update(_LAYOUT_RULES)
+_KEYWORD_ARGS.update({_aten.sort.stable: (('dim', -1),), _aten.index_add.default: (('alpha', 1),),
+                      _aten.index_add_.default: (('alpha', 1),)})
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex4
 @contextmanager

@@ -125,25 +125,33 @@ def _made(shape, dtype, layout, device):
     if layout == 't': x = x.t().contiguous().t()
     return x
 
+def _out_bytes(o)->int:
+    "Bytes of the tensors in `o`, each rounded as CUDA's caching allocator rounds a request (512 B)"
+    from memhelp.core import round_up
+    from torch.utils._pytree import tree_flatten
+    return sum(round_up(t.untyped_storage().nbytes(), 512) for t in tree_flatten(o)[0])
+
+def emulated_bytes(f, shape, dtype, layout)->int:
+    "Bytes `memhelp.cuda_emulation` says the reduction `f` holds above its input and output on CUDA (no GPU needed)"
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from memhelp.core import track_memory
+    from memhelp.cuda_emulation import target_kernels
+    strides = _made(shape, dtype, layout, 'meta').stride()
+    with FakeTensorMode(), target_kernels('cuda'):
+        xf = torch.empty_strided(shape, strides, dtype=dtype)  # a fake input of the same layout
+        with track_memory('cpu', round_to=512) as tr: o = f(xf)
+        return tr.peak - _out_bytes(o)
+
 def reductions():
     "Each case's bytes held above its input and output while it runs: CUDA's, and the emulation's"
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from memhelp.core import track_memory, round_up
-    from memhelp.cuda_emulation import target_kernels
-    from torch.utils._pytree import tree_flatten
-    outb = lambda o: sum(round_up(t.untyped_storage().nbytes(), 512) for t in tree_flatten(o)[0])
     rows = []
     for name, f, shape, dtype, layout in REDUCTIONS:
         x = _made(shape, dtype, layout, 'cuda'); f(x); torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
-        o = f(x); torch.cuda.synchronize(); real = torch.cuda.max_memory_allocated() - base - outb(o)
+        o = f(x); torch.cuda.synchronize(); real = torch.cuda.max_memory_allocated() - base - _out_bytes(o)
         del o, x; torch.cuda.empty_cache()
-        strides = _made(shape, dtype, layout, 'meta').stride()
-        with FakeTensorMode(), target_kernels('cuda'):
-            xf = torch.empty_strided(shape, strides, dtype=dtype)  # a fake input of the same layout
-            with track_memory('cpu', round_to=512) as tr: o = f(xf)
-            emulated = tr.peak - outb(o)
-        rows.append(dict(case=name, shape=list(shape), dtype=str(dtype), layout=layout, real=real, emulated=emulated))
+        rows.append(dict(case=name, shape=list(shape), dtype=str(dtype), layout=layout, real=real,
+                         emulated=emulated_bytes(f, shape, dtype, layout)))
     return rows
 
 def main():
