@@ -4,12 +4,13 @@
 
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
-import functools, math, warnings, weakref
+import functools, itertools, math, warnings, weakref
 from collections import namedtuple
 from contextlib import contextmanager, nullcontext
 import torch
 from torch.utils._pytree import tree_flatten
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+from torch._subclasses.fake_tensor import is_fake
 from torch.utils.weak import WeakIdKeyDictionary
 from torch._prims_common import (suggest_memory_format, elementwise_dtypes, ELEMENTWISE_TYPE_PROMOTION_KIND,
                                  make_contiguous_strides_for)
@@ -18,7 +19,7 @@ from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels']
+__all__ = ['PACKED_BATCH_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -1000,7 +1001,11 @@ _REDUCE_KERNELS = {
     **{f: (1, lambda x, o: 16) for f in (_A.max.dim, _A.min.dim, _A.argmax.default, _A.argmin.default)}}  # value, index
 
 def _cuda_kernel_buffers(func, args, kwargs, out):
-    "Tell the trackers of a CUDA reduction's own buffers: its input's cast and its staging buffer (or nothing)"
+    "Tell the trackers of a CUDA kernel's own buffers: a reduction's cast and staging; packing's copies (or nothing)"
+    if func is _A._pack_padded_sequence.default:  # its runs' copies, on the device (`_pack_copies`; bounded if unknown)
+        n = _pack_copies(args[0], args[2], out[1])
+        note_transient(_nbytes(out[0]) if n is None else n, _nbytes(out[0]))
+        return
     x, out0 = (args[0] if args else None), (out[0] if isinstance(out, tuple) else out)
     if not isinstance(x, torch.Tensor) or not isinstance(out0, torch.Tensor): return
     cast = _cuda_cast_bytes(func, x, out0) if func in _CUDA_CAST_REDUCTIONS or func == _A.cumsum.default else 0
@@ -1015,3 +1020,37 @@ def _cuda_kernel_buffers(func, args, kwargs, out):
     if cast or stage:  # beside the outputs, made before them
         note_transient(cast + stage, sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0]
                                          if isinstance(t, torch.Tensor)))
+
+# %% ../nbs/08_cuda_emulation.ipynb #pk27e1
+# fake batch_sizes of packed sequences -> their real values, told by whoever follows them (`memhelp.fake_step`, from the
+# lengths it knows); a real tensor's are read from it
+PACKED_BATCH_SIZES = WeakIdKeyDictionary()
+
+def _contiguous_as(shape, strides)->bool:
+    "Is a tensor of `shape` and `strides` contiguous (dims of size 1 skipped, as ATen's `is_contiguous`)"
+    # written here: torch's checks take a tensor, and a run's slice is never made (it would be an operator to track)
+    want = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1: continue
+        if s != want: return False
+        want *= n
+    return True
+
+def _pack_copies(x, batch_first:bool, batch_sizes)->int|None:
+    "Bytes of the runs `_pack_padded_sequence` copies to make them contiguous; None if `batch_sizes` are not known"
+    sizes = PACKED_BATCH_SIZES.get(batch_sizes)
+    if sizes is None and not is_fake(batch_sizes):
+        with _disable_current_modes(): sizes = batch_sizes.tolist()
+    if sizes is None: return None
+    shape, strides = list(x.shape), list(x.stride())
+    if batch_first: shape[:2], strides[:2] = shape[1::-1], strides[1::-1]  # the kernel's view: time first
+    row = math.prod(shape[2:]) * x.element_size()
+    runs = [(b, len(list(g))) for b, g in itertools.groupby(sizes)]
+    return sum(r * b * row for b, r in runs if not _contiguous_as([r, b, *shape[2:]], strides))
+
+def _pack_scratch(args, out)->int:
+    "`_pack_padded_sequence`: its runs' copies (`_pack_copies`); with lengths not known, the packed data's size (a bound)"
+    (x, lengths, batch_first), (data, batch_sizes) = args[:3], out
+    n = _pack_copies(x, batch_first, batch_sizes)
+    return (_nbytes(data) if n is None else n) + _not_in(torch.contiguous_format, lengths) + _nbytes(data, batch_sizes)
+_SCRATCH[_aten._pack_padded_sequence.default] = _pack_scratch

@@ -30,7 +30,7 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies)
-from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels
+from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_BATCH_SIZES
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -398,11 +398,13 @@ def _packed(known:_KnownValues, inp, lengths, batch_first:bool):
         ls = known.values.get(lengths)
         if ls is not None and len(ls) == B and (ls[1:] > ls[:-1]).any():  # ATen's check, before the bound's
             raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True")
-        if ls is None or len(ls) != B or not ((ls > 0) & (ls <= T)).all():  # unknown, or a shape-only batch's zeros
-            known.unknowns[_PADDED_BOUND] = None; ls = torch.full((B,), T, dtype=torch.int64)
+        bound = ls is None or len(ls) != B or not ((ls > 0) & (ls <= T)).all()  # unknown, or a shape-only batch's 0s
+        if bound: known.unknowns[_PADDED_BOUND] = None; ls = torch.full((B,), T, dtype=torch.int64)
         sizes = (ls[None] > torch.arange(int(ls.max()))[:, None]).sum(1)  # batch_sizes[t]: sequences longer than t
-        rows = int(ls.sum())
-    return inp.new_empty((rows, *inp.shape[2:])), known.know(torch.empty(sizes.shape, dtype=torch.int64), sizes)
+        rows, runs = int(ls.sum()), None if bound else sizes.tolist()
+    batch_sizes = known.know(torch.empty(sizes.shape, dtype=torch.int64), sizes)
+    if runs is not None: PACKED_BATCH_SIZES[batch_sizes] = runs  # its kernel's copies follow from them (08)
+    return inp.new_empty((rows, *inp.shape[2:])), batch_sizes
 
 # %% ../nbs/09_fake_step.ipynb #pk27c2
 def _sizes(known, t)->list: return known.values.get(t, t).tolist()  # a fake's known values, or a real tensor's
