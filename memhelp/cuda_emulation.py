@@ -1003,8 +1003,8 @@ _REDUCE_KERNELS = {
 def _cuda_kernel_buffers(func, args, kwargs, out):
     "Tell the trackers of a CUDA kernel's own buffers: a reduction's cast and staging; packing's copies (or nothing)"
     if func is _A._pack_padded_sequence.default:  # its runs' copies, on the device (`_pack_copies`; bounded if unknown)
-        n = _pack_copies(args[0], args[2], out[1])
-        note_transient(_nbytes(out[0]) if n is None else n, _nbytes(out[0]))
+        n = _pack_copies(args[0], args[2], out[1], round_to=512)  # each a block of the caching allocator
+        note_transient(round_up(_nbytes(out[0]), 512) if n is None else n, _nbytes(out[0]))
         return
     x, out0 = (args[0] if args else None), (out[0] if isinstance(out, tuple) else out)
     if not isinstance(x, torch.Tensor) or not isinstance(out0, torch.Tensor): return
@@ -1036,8 +1036,8 @@ def _contiguous_as(shape, strides)->bool:
         want *= n
     return True
 
-def _pack_copies(x, batch_first:bool, batch_sizes)->int|None:
-    "Bytes of the runs `_pack_padded_sequence` copies to make them contiguous; None if `batch_sizes` are not known"
+def _pack_copies(x, batch_first:bool, batch_sizes, round_to:int=1)->int|None:
+    "Bytes of the runs `_pack_padded_sequence` copies, each rounded up to `round_to`; None if `batch_sizes` are unknown"
     sizes = PACKED_BATCH_SIZES.get(batch_sizes)
     if sizes is None and not is_fake(batch_sizes):
         with _disable_current_modes(): sizes = batch_sizes.tolist()
@@ -1046,10 +1046,10 @@ def _pack_copies(x, batch_first:bool, batch_sizes)->int|None:
     if batch_first: shape[:2], strides[:2] = shape[1::-1], strides[1::-1]  # the kernel's view: time first
     row = math.prod(shape[2:]) * x.element_size()
     runs = [(b, len(list(g))) for b, g in itertools.groupby(sizes)]
-    return sum(r * b * row for b, r in runs if not _contiguous_as([r, b, *shape[2:]], strides))
+    return sum(round_up(r * b * row, round_to) for b, r in runs if not _contiguous_as([r, b, *shape[2:]], strides))
 
 def _pack_scratch(args, out)->int:
-    "`_pack_padded_sequence`: its runs' copies (`_pack_copies`); with lengths not known, the packed data's size (a bound)"
+    "`_pack_padded_sequence`: its runs' copies (`_pack_copies`); lengths not known: the packed data's size, a bound"
     (x, lengths, batch_first), (data, batch_sizes) = args[:3], out
     n = _pack_copies(x, batch_first, batch_sizes)
     return (_nbytes(data) if n is None else n) + _not_in(torch.contiguous_format, lengths) + _nbytes(data, batch_sizes)

@@ -8,7 +8,9 @@ plan does not. Each probe prints one JSON line and is written to `--out` as it e
 - image_size: 11_image_size's `gpu` cell's figures;
 - sweep: the calls of 90_benchmarks' fast API sweep that do not end in a clear error on a CUDA machine;
 - reductions: the buffers CUDA's reductions take inside themselves (casts, staging), real against
-  `memhelp.cuda_emulation`'s emulation, on shapes and dims of every kind (`--only reductions`).
+  `memhelp.cuda_emulation`'s emulation, on shapes and dims of every kind (`--only reductions`);
+- packing: `pack_padded_sequence`'s copies of its runs on CUDA, real against the emulation (`--only packing`; added
+  after the H200 run, from PackedSequence.cpp: not yet run on a GPU).
 
 Run it after tools/gpu_check.py, with the same wheels: `PYTHONPATH=/tmp/site:. python3 tools/gpu_probe.py --out F`.
 """
@@ -152,6 +154,38 @@ def reductions():
         del o, x; torch.cuda.empty_cache()
         rows.append(dict(case=name, shape=list(shape), dtype=str(dtype), layout=layout, real=real,
                          emulated=emulated_bytes(f, shape, dtype, layout)))
+    return rows
+
+PACKINGS = [  # (name, padded shape, batch_first, lengths): `_pack_padded_sequence`'s runs, copied when not contiguous
+    ('batch-first, all as long', (8, 400, 256), True, [400] * 8),
+    ('batch-first, lengths 400 down to 50', (8, 400, 256), True, [400, 350, 300, 250, 200, 150, 100, 50]),
+    ('time-first, all as long', (400, 8, 256), False, [400] * 8),
+    ('time-first, lengths 400 down to 50', (400, 8, 256), False, [400, 350, 300, 250, 200, 150, 100, 50]),
+]
+
+def packing_emulated(shape, batch_first, lengths)->int:
+    "Bytes `memhelp.cuda_emulation` says packing holds above its input and outputs on CUDA (no GPU needed)"
+    from memhelp.cuda_emulation import PACKED_BATCH_SIZES, _pack_copies  # the rule itself: no fake step needed
+    ls = torch.tensor(lengths)
+    sizes = (ls[None] > torch.arange(int(ls.max()))[:, None]).sum(1)
+    x = torch.empty(shape, device='meta')
+    PACKED_BATCH_SIZES[sizes] = sizes.tolist()
+    return _pack_copies(x, batch_first, sizes, round_to=512)
+
+def packing():
+    "Each case's CUDA bytes held above its input and packed data while it packs, and the emulation's (08's note_transient)"
+    from torch.nn.utils.rnn import pack_padded_sequence
+    from memhelp.core import round_up
+    rows = []
+    for name, shape, bf, lengths in PACKINGS:
+        x = torch.randn(shape, device='cuda'); L = torch.tensor(lengths)
+        pack_padded_sequence(x, L, bf); torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
+        p = pack_padded_sequence(x, L, bf); torch.cuda.synchronize()
+        real = torch.cuda.max_memory_allocated() - base - round_up(p.data.untyped_storage().nbytes(), 512)
+        rows.append(dict(case=name, shape=list(shape), batch_first=bf, real=real,
+                         emulated=packing_emulated(shape, bf, lengths)))
+        del x, p
     return rows
 
 def main():
