@@ -14,12 +14,12 @@ from torch._subclasses.fake_tensor import is_fake
 from torch.utils.weak import WeakIdKeyDictionary
 from torch._prims_common import (suggest_memory_format, elementwise_dtypes, ELEMENTWISE_TYPE_PROMOTION_KIND,
                                  make_contiguous_strides_for)
-from .core import note_kernel_scratch, note_untracked, note_transient, asks_fake_device, round_up
+from .core import note_kernel_scratch, note_untracked, note_transient, asks_fake_device, round_up, track_memory
 from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['PACKED_BATCH_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels']
+__all__ = ['PACKED_BATCH_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -1020,6 +1020,16 @@ def _cuda_kernel_buffers(func, args, kwargs, out):
     if cast or stage:  # beside the outputs, made before them
         note_transient(cast + stage, sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0]
                                          if isinstance(t, torch.Tensor)))
+
+# %% ../nbs/08_cuda_emulation.ipynb #sc27e1
+def scratch_check(f, # runs the operators to check, on real CPU tensors; called twice
+                 )->tuple:
+    "(emulated, the CPU allocator's) kernels' scratch beyond the tracked peak of `f()`'s second run, oneDNN off"
+    if not callable(f): raise ValueError(f"f: must be callable, running the operators to check, got {f!r}")
+    with torch.backends.mkldnn.flags(enabled=False):  # as the planner runs the CPU's kernels
+        f()  # a first run: one-time caches stay out of the measured one
+        with target_kernels('cpu'), track_memory('cpu', kernel_scratch=True) as t: f()
+    return t.noted_scratch, t.kernel_scratch
 
 # %% ../nbs/08_cuda_emulation.ipynb #pk27e1
 # fake batch_sizes of packed sequences -> their real values, told by whoever follows them (`memhelp.fake_step`, from the

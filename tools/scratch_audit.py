@@ -2,9 +2,10 @@
 
 A real training step of each model (Adam; fp32, then bf16 autocast; oneDNN off, as the planner runs the CPU's kernels)
 is recorded below autograd and autocast: every distinct operator call (operator, and its arguments' shapes, strides
-and dtypes), with copies of its arguments. Each call is then run again alone twice: inside `target_kernels('cpu')`
-and `track_memory('cpu', kernel_scratch=True)`, which give the emulation's scratch beyond the call's outputs
-(`noted_scratch`, None where it does not know) and the allocator's own (`kernel_scratch`, torch.profiler's events).
+and dtypes), with copies of its arguments. Each call is then run again alone, by 08's `scratch_check`: twice, the
+second inside `target_kernels('cpu')` and `track_memory('cpu', kernel_scratch=True)`, which give the emulation's
+scratch beyond the call's outputs (`noted_scratch`, None where it does not know) and the allocator's own
+(`kernel_scratch`, torch.profiler's events).
 
 A call whose allocator scratch is above the emulation's, or whose scratch the emulation does not know, is listed. The
 list of operators 08 takes as scratch-free (`_NO_SCRATCH`) came from such a run; an operator it lists must never show
@@ -22,8 +23,7 @@ A call its kernel refuses in such a layout or dtype is skipped.
 import sys, time, warnings, collections
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
-from memhelp.core import track_memory
-from memhelp.cuda_emulation import target_kernels
+from memhelp.cuda_emulation import scratch_check
 
 warnings.filterwarnings('ignore')
 V = 200  # vocabulary of the token models
@@ -53,12 +53,9 @@ class _Calls(TorchDispatchMode):
 
 def _scratch(func, args, kwargs):
     "(emulated, allocator's) bytes beyond the outputs while `func` runs alone on copies of its arguments"
-    run = lambda: func(*_copy(args), **_copy(kwargs))
-    with torch.backends.mkldnn.flags(enabled=False), torch.no_grad():
-        run()  # one-time caches stay out of the measured block
-        a, k = _copy(args), _copy(kwargs)
-        with target_kernels('cpu'), track_memory('cpu', kernel_scratch=True) as t: func(*a, **k)
-    return t.noted_scratch, t.kernel_scratch
+    copies = iter([(_copy(args), _copy(kwargs)) for _ in range(2)])  # one per run, made outside the measured one
+    def run(): a, k = next(copies); func(*a, **k)
+    with torch.no_grad(): return scratch_check(run)
 
 def _step(model, xb, yb, bf16):
     "The calls of one warm Adam step of `model` (bf16 autocast if `bf16`)"
