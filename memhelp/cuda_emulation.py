@@ -361,16 +361,19 @@ def _dense(t)->bool:
 
 def _channels_inner(x)->bool:
     "Is batch norm's input laid out channels innermost: channels-last, or one value per channel and sample"
+    last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.ndim)  # 3d as 2d (measured)
     return x.ndim == 2 or math.prod(x.shape[2:]) == 1 or (
-        x.ndim == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last))
+        last is not None and not x.is_contiguous() and x.is_contiguous(memory_format=last))
 
 def _bn_scratch(args, out)->int|None:
     "A batch norm's float buffers per channel: two (training channels innermost: one more per thread, summing)"
-    x = args[0]
-    if x.dtype in _HALF and not _dense(x): return None  # measured: copies beside, of sizes not read here
+    x, last = args[0], {4: torch.channels_last, 5: torch.channels_last_3d}.get(args[0].ndim)
+    dense = x.is_contiguous() or (last is not None and x.is_contiguous(memory_format=last))  # the kernel's own test
+    if x.dtype in _HALF and not dense: return None  # measured: copies beside, of sizes not read here
     acc = _acc_bytes(x.dtype)  # float64 statistics for float64 inputs (measured)
-    if not _dense(x): per = 3  # permuted: three in eval, none in training (measured; the safe side)
-    else: per = 2 + (torch.get_num_threads() if args[5] and _channels_inner(x) else 0)
+    if not dense:  # permuted: three in eval, none in training (measured; the safe side); one channel in float32
+        return max(x.shape[1] * acc * 3, 16) + _nbytes(*out)  # took 16 B, not 12 (measured, 1d to 3d)
+    per = 2 + (torch.get_num_threads() if args[5] and _channels_inner(x) else 0)
     return x.shape[1] * acc * per + _nbytes(*out)
 
 def _bn_backward_scratch(args, out)->int|None:
