@@ -379,15 +379,19 @@ def _bn_scratch(args, out)->int|None:
 def _bn_backward_scratch(args, out)->int|None:
     "Its backward: a buffer the size of its input for the input's gradient; channels innermost, per-thread sums"
     go, x, train, mask = args[0], args[1], args[7], args[9]
-    outs = [t for t in out if t is not None]
+    outs, grad_in = [t for t in out if t is not None], (_nbytes(x) if mask[0] else 0)
+    per = 2 * torch.get_num_threads() + (3 if x.dtype in _HALF else 0 if train else 1)  # measured, 1 to 4 threads
+    if args[2] is None and x.dtype not in _HALF: per += 1  # no weight (affine=False): one made of ones (measured)
+    inner = max(grad_in, x.shape[1] * _acc_bytes(x.dtype) * per)  # channels innermost: per-thread sums
     if not (_dense(x) and _dense(go) and suggest_memory_format(x) == suggest_memory_format(go)):  # mixed layouts, an
         if x.dtype in _HALF:  # expanded gradient, a slice of channels (GhostNet's): bf16/fp16 a float32 copy of the
-            return go.numel() * 4 + x.shape[1] * 6 + _nbytes(*outs)  # gradient (the most measured, 1 to 4 threads)
-        return x.shape[1] * x.element_size() + _nbytes(*outs)  # float32/64: one value per channel (measured)
-    grad_in = _nbytes(x) if mask[0] else 0
-    if not _channels_inner(x): return grad_in + _nbytes(*outs)
-    per = 2 * torch.get_num_threads() + (3 if x.dtype in _HALF else 0 if train else 1)  # measured, 1 to 4 threads
-    return max(grad_in, x.shape[1] * _acc_bytes(x.dtype) * per) + _nbytes(*outs)
+            mixed = go.numel() * 4 + x.shape[1] * 6  # gradient (the most measured, 1 to 4 threads)
+        else: mixed = x.shape[1] * x.element_size()  # float32/64: one value per channel (measured)
+        last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.ndim)  # the kernel's own test can see
+        if last is not None and x.is_contiguous(memory_format=last) and suggest_memory_format(x) != last:
+            mixed = max(mixed, inner)  # channels-last where torch suggests contiguous (dims of size 1): the larger
+        return mixed + _nbytes(*outs)
+    return (inner if _channels_inner(x) else grad_in) + _nbytes(*outs)
 
 def _layer_norm_scratch(args, out)->int:
     "`native_layer_norm` (layer_norm_kernel.cpp): contiguous copies of an input, weight, bias that is not; outputs"
