@@ -285,6 +285,8 @@ def _conv_scratch(args, out)->int|None:
         copies = sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())
         return copies + _columns3d(x, w, stride, padding, G) + _nbytes(out)
     o, (mf, full) = _nbytes(out) // G, (None, 0) if kernel == 'transposed' else _backend_copies(kernel, x, w)
+    if kernel == 'transposed' and G > 1 and not x.is_contiguous(): full = _nbytes(x)  # grouped: made contiguous
+    # first, whole (measured: a permuted float64 input, 8 groups)
     if kernel == 'nnpack': one = (0 if b is not None else w.shape[0] // G * 4) + o  # a zero bias, float32
     elif kernel == 'dilated': one = _unfolded(x, w, stride, padding, dilation) // (x.shape[0] * G) + o  # a sample each
     elif kernel == 'transposed': one = _conv_copies(x, w)[1] + _transposed_columns(x, w) + o  # a group's weight
@@ -299,7 +301,10 @@ def _conv_backward_scratch(args, out)->int|None:
     if x.ndim == 3: go = go.unsqueeze(2)  # the output's gradient: viewed as 2d, not copied
     x, w, stride, padding, dilation = _as_2d(x, w, stride, padding, dilation)
     kernel = _cpu_conv(x, w, padding, dilation, transposed, G)
-    if kernel is None or (G > 1 and kernel == 'transposed' and not go.is_contiguous()): return None
+    if kernel is None: return None
+    if kernel == 'transposed' and ((G > 1 and not go.is_contiguous()) or  # not sized: a sweep of permuted inputs
+                                   ((G > 1 or x.dtype in _HALF) and not x.is_contiguous())): return None  # was off
+
     per = 1 if kernel == 'slow3d' else G  # `slow_conv3d` takes all the groups in one call, the others one at a time
     gi, gw, gb = (_nbytes(t) // per for t in out)  # the gradients of what one call takes
     bias_sum = (go.numel() + go.shape[1]) // per * 4 if mask[2] and go.dtype in _HALF else 0  # summed in float32
