@@ -575,8 +575,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `_fft_c2r`, `_embedding_bag`,
-# `binary_cross_entropy_with_logits`...): its scratch is unknown, said, never taken as none
+# Any other operator may (measured: `_fft_c2r`, `_embedding_bag`, `binary_cross_entropy`, `smooth_l1_loss`,
+# `huber_loss`...): its scratch is unknown, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
@@ -834,6 +834,16 @@ def _index_add_scratch(args, out)->int:
         n += (torch.get_num_threads() * math.prod(shape[1:]) * 4 if exp else o.numel() * 4) if o.dtype in _HALF else 0
     return n + _new_bytes(out, args)
 
+def _bce_logits_scratch(args, out)->int|None:
+    "`binary_cross_entropy_with_logits`: its temporaries, measured with contiguous operands of one shape, no pos_weight"
+    x, t, pos_weight, red = *args[:2], (args[3] if len(args) > 3 else None), (args[4] if len(args) > 4 else 1)
+    if pos_weight is not None or t.shape != x.shape or t.dtype != x.dtype or not (
+            x.is_contiguous() and t.is_contiguous()): return None  # other temporaries, not sized here
+    e, n = x.numel(), _nbytes(x)  # 'none': one temporary of the input's size; 'sum': two; 'mean': two, then the mean's
+    extra = 0 if red == 0 else n if red == 2 else n + (max(4 * e + 4, 16) if x.dtype in _HALF else 8 + x.element_size())
+    partial = _two_pass(x, out, 4 if x.dtype in _HALF else None) if red else 0  # reduced on several threads
+    return n + extra + partial + _nbytes(out)
+
 def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
     x = args[0]  # `sort.stable`'s keyword-only `dim` is put in `args` by `_KEYWORD_ARGS` (rules see no keywords)
@@ -885,6 +895,7 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                                                   _aten.scatter_.value)},
                  **{f: _scatter_add_scratch for f in (_aten.scatter_add.default, _aten.scatter_add_.default,
                                                       _aten.scatter_reduce.two, _aten.scatter_reduce_.two)},
+                 _aten.binary_cross_entropy_with_logits.default: _bce_logits_scratch,
                  _aten.sort.default: _sort_scratch, _aten.sort.stable: _sort_scratch,
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
                  _aten.native_group_norm.default: _group_norm_scratch,
