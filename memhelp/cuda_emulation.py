@@ -837,12 +837,28 @@ def _index_add_scratch(args, out)->int:
 def _bce_logits_scratch(args, out)->int|None:
     "`binary_cross_entropy_with_logits`: its temporaries, measured with contiguous operands of one shape, no pos_weight"
     x, t, pos_weight, red = *args[:2], (args[3] if len(args) > 3 else None), (args[4] if len(args) > 4 else 1)
-    if pos_weight is not None or t.shape != x.shape or t.dtype != x.dtype or not (
-            x.is_contiguous() and t.is_contiguous()): return None  # other temporaries, not sized here
+    if pos_weight is not None or not _same_dense(x, t): return None  # other temporaries, not sized here
     e, n = x.numel(), _nbytes(x)  # 'none': one temporary of the input's size; 'sum': two; 'mean': two, then the mean's
     extra = 0 if red == 0 else n if red == 2 else n + (max(4 * e + 4, 16) if x.dtype in _HALF else 8 + x.element_size())
     partial = _two_pass(x, out, 4 if x.dtype in _HALF else None) if red else 0  # reduced on several threads
     return n + extra + partial + _nbytes(out)
+
+def _same_dense(x, t)->bool:
+    "Are a loss's input and target contiguous, of one shape and dtype (the cases its rule was measured in)"
+    return t.shape == x.shape and t.dtype == x.dtype and x.is_contiguous() and t.is_contiguous()
+
+def _reduced_loss_scratch(args, out)->int|None:
+    "`smooth_l1_loss`, `huber_loss`: the unreduced loss before a sum or mean, and the mean's own (measured)"
+    x, t, red = *args[:2], (args[2] if len(args) > 2 else 1)
+    if not _same_dense(x, t): return None  # other layouts: not measured
+    e, n = x.numel(), _nbytes(x)
+    mean = (max(4 * e + 4, 16) if x.dtype in _HALF else 8 + x.element_size()) if red == 1 else 0
+    kept = _new_bytes(out, args)  # `smooth_l1_loss`'s reduced loss lives in its whole buffer (`_loss_storage`)
+    return (0 if red == 0 else n + mean + _two_pass(x, out, 4 if x.dtype in _HALF else None)) + kept
+
+def _loss_backward_scratch(args, out)->int|None:
+    "Their backwards: none beyond the gradient, with operands as measured (`_same_dense`)"
+    return _nbytes(out) if _same_dense(args[1], args[2]) else None
 
 def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
@@ -896,6 +912,9 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  **{f: _scatter_add_scratch for f in (_aten.scatter_add.default, _aten.scatter_add_.default,
                                                       _aten.scatter_reduce.two, _aten.scatter_reduce_.two)},
                  _aten.binary_cross_entropy_with_logits.default: _bce_logits_scratch,
+                 **{getattr(_aten, n).default: _reduced_loss_scratch for n in ('smooth_l1_loss', 'huber_loss')},
+                 **{getattr(_aten, n).default: _loss_backward_scratch for n in ('smooth_l1_loss_backward',
+                                                                                 'huber_loss_backward')},
                  _aten.sort.default: _sort_scratch, _aten.sort.stable: _sort_scratch,
                  _aten.bmm.default: _bmm_scratch, _aten.baddbmm.default: _bmm_scratch,
                  _aten.native_group_norm.default: _group_norm_scratch,
