@@ -374,7 +374,9 @@ def _bn_scratch(args, out)->int|None:
     "A batch norm's float buffers per channel: two (training channels innermost: one more per thread, summing)"
     x, last = args[0], {4: torch.channels_last, 5: torch.channels_last_3d}.get(args[0].ndim)
     dense = x.is_contiguous() or (last is not None and x.is_contiguous(memory_format=last))  # the kernel's own test
-    if x.dtype in _HALF and not dense: return None  # measured: copies beside, of sizes not read here
+    if x.dtype in _HALF and not dense:  # permuted bf16/fp16 (measured, 1 and 2 threads): a float32 copy in training;
+        per = x.numel() * 4 + x.shape[1] * 2 if args[5] else max(x.shape[1] * 6, 12)  # 6 B a channel in eval
+        return per + _nbytes(*out)
     acc = _acc_bytes(x.dtype)  # float64 statistics for float64 inputs (measured)
     if not dense:  # permuted: three in eval, none in training (measured; the safe side); one channel in float32
         return max(x.shape[1] * acc * 3, 16) + _nbytes(*out)  # took 16 B, not 12 (measured, 1d to 3d)
