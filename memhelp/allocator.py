@@ -705,7 +705,7 @@ def gpu_table()->pd.DataFrame:
     rep = {k: _reported_bytes(v[0]) for k, v in _GPUS.items() if isinstance(v[0], float)}
     gap = max(1 - rep[k] / _GPUS[k][2] for k in rep)  # the largest vendor-to-reported gap (the T4's)
     got = {**rep, **{k: v[0] for k, v in _GPUS.items() if isinstance(v[0], int)}}
-    how = lambda k: ('measured: total_memory' if k not in rep else 'cited: reported total capacity') if k in got else \
+    how = lambda k: 'cited: reported total capacity' if k in rep else 'measured: total_memory' if k in got else \
         f'estimated: vendor figure less {gap:.1%}'
     rows = [dict(gpu=k, capacity=got.get(k, int(vb * (1 - gap))), vendor_bytes=vb, how=how(k), source=src,
                  compute_capability=f'{cc[0]}.{cc[1]}') for k, (_, src, vb, cc) in _GPUS.items()]

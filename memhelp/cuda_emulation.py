@@ -19,7 +19,7 @@ from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['PACKED_BATCH_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check']
+__all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -836,14 +836,18 @@ def _index_add_scratch(args, out)->int:
         n += (torch.get_num_threads() * math.prod(shape[1:]) * 4 if exp else o.numel() * 4) if o.dtype in _HALF else 0
     return n + _new_bytes(out, args)
 
+def _reduction_bytes(x, out, red:int)->int:
+    "What a loss kernel's reduction `red` holds beyond the unreduced loss: a mean its own (measured); partials"
+    if red == 0: return 0  # 'none'
+    mean = (max(4 * x.numel() + 4, 16) if x.dtype in _HALF else 8 + x.element_size()) if red == 1 else 0
+    return mean + _two_pass(x, out, 4 if x.dtype in _HALF else None)  # several threads' partials, 32,768 values on
+
 def _bce_logits_scratch(args, out)->int|None:
     "`binary_cross_entropy_with_logits`: its temporaries, measured with contiguous operands of one shape, no pos_weight"
     x, t, pos_weight, red = *args[:2], (args[3] if len(args) > 3 else None), (args[4] if len(args) > 4 else 1)
     if pos_weight is not None or not _same_dense(x, t): return None  # other temporaries, not sized here
-    e, n = x.numel(), _nbytes(x)  # 'none': one temporary of the input's size; 'sum': two; 'mean': two, then the mean's
-    extra = 0 if red == 0 else n if red == 2 else n + (max(4 * e + 4, 16) if x.dtype in _HALF else 8 + x.element_size())
-    partial = _two_pass(x, out, 4 if x.dtype in _HALF else None) if red else 0  # reduced on several threads
-    return n + extra + partial + _nbytes(out)
+    n = _nbytes(x)  # 'none': one temporary of the input's size; reduced: two, then the reduction's
+    return n + (n if red else 0) + _reduction_bytes(x, out, red) + _nbytes(out)
 
 def _same_dense(x, t)->bool:
     "Are a loss's input and target contiguous, of one shape and dtype (the cases its rule was measured in)"
@@ -853,10 +857,8 @@ def _reduced_loss_scratch(args, out)->int|None:
     "`smooth_l1_loss`, `huber_loss`: the unreduced loss before a sum or mean, and the mean's own (measured)"
     x, t, red = *args[:2], (args[2] if len(args) > 2 else 1)
     if not _same_dense(x, t): return None  # other layouts: not measured
-    e, n = x.numel(), _nbytes(x)
-    mean = (max(4 * e + 4, 16) if x.dtype in _HALF else 8 + x.element_size()) if red == 1 else 0
     kept = _new_bytes(out, args)  # `smooth_l1_loss`'s reduced loss lives in its whole buffer (`_loss_storage`)
-    return (0 if red == 0 else n + mean + _two_pass(x, out, 4 if x.dtype in _HALF else None)) + kept
+    return (_nbytes(x) if red else 0) + _reduction_bytes(x, out, red) + kept
 
 def _loss_backward_scratch(args, out)->int|None:
     "Their backwards: none beyond the gradient, with operands as measured (`_same_dense`)"
@@ -1078,21 +1080,11 @@ def scratch_check(f, # runs the operators to check, on real CPU tensors; called 
 # %% ../nbs/08_cuda_emulation.ipynb #pk27e1
 # fake batch_sizes of packed sequences -> their real values, told by whoever follows them (`memhelp.fake_step`, from the
 # lengths it knows); a real tensor's are read from it
-PACKED_BATCH_SIZES = WeakIdKeyDictionary()
-
-def _contiguous_as(shape, strides)->bool:
-    "Is a tensor of `shape` and `strides` contiguous (dims of size 1 skipped, as ATen's `is_contiguous`)"
-    # written here: torch's checks take a tensor, and a run's slice is never made (it would be an operator to track)
-    want = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n == 1: continue
-        if s != want: return False
-        want *= n
-    return True
+PACKED_SIZES = WeakIdKeyDictionary()
 
 def _pack_copies(x, batch_first:bool, batch_sizes, round_to:int=1)->int|None:
     "Bytes of the runs `_pack_padded_sequence` copies, each rounded up to `round_to`; None if `batch_sizes` are unknown"
-    sizes = PACKED_BATCH_SIZES.get(batch_sizes)
+    sizes = PACKED_SIZES.get(batch_sizes)
     if sizes is None and not is_fake(batch_sizes):
         with _disable_current_modes(): sizes = batch_sizes.tolist()
     if sizes is None: return None
@@ -1100,7 +1092,8 @@ def _pack_copies(x, batch_first:bool, batch_sizes, round_to:int=1)->int|None:
     if batch_first: shape[:2], strides[:2] = shape[1::-1], strides[1::-1]  # the kernel's view: time first
     row = math.prod(shape[2:]) * x.element_size()
     runs = [(b, len(list(g))) for b, g in itertools.groupby(sizes)]
-    return sum(round_up(r * b * row, round_to) for b, r in runs if not _contiguous_as([r, b, *shape[2:]], strides))
+    dense = lambda r, b: torch.empty_strided((r, b, *shape[2:]), strides, device='meta').is_contiguous()  # the slice
+    return sum(round_up(r * b * row, round_to) for b, r in runs if not dense(r, b))
 
 def _pack_scratch(args, out)->int:
     "`_pack_padded_sequence`: its runs' copies (`_pack_copies`); lengths not known: the packed data's size, a bound"

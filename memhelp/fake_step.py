@@ -30,7 +30,7 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies)
-from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_BATCH_SIZES
+from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -403,7 +403,7 @@ def _packed(known:_KnownValues, inp, lengths, batch_first:bool):
         sizes = (ls[None] > torch.arange(int(ls.max()))[:, None]).sum(1)  # batch_sizes[t]: sequences longer than t
         rows, runs = int(ls.sum()), None if bound else sizes.tolist()
     batch_sizes = known.know(torch.empty(sizes.shape, dtype=torch.int64), sizes)
-    if runs is not None: PACKED_BATCH_SIZES[batch_sizes] = runs  # its kernel's copies follow from them (08)
+    if runs is not None: PACKED_SIZES[batch_sizes] = runs  # its kernel's copies follow from them (08)
     return inp.new_empty((rows, *inp.shape[2:])), batch_sizes
 
 # %% ../nbs/09_fake_step.ipynb #pk27c2
