@@ -264,6 +264,15 @@ def _columns3d(x, w, stride, padding, G:int=1, view:bool=True)->int:
     out = [(n + 2 * p - k) // s + 1 for n, k, s, p in zip(x.shape[2:], w.shape[2:], stride, padding)]
     return x.shape[0] * x.shape[1] * math.prod(w.shape[2:]) * math.prod(out) * x.element_size()
 
+def _as_kernel_gets(t, mf, G:int=1, dim:int=1):
+    "Meta `t` as a 2d kernel gets it: made contiguous in `mf` unless it is; one group's slice along `dim` (`subtensor`)"
+    m = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device='meta')
+    if not m.is_contiguous(memory_format=mf): m = torch.empty(t.shape, dtype=t.dtype, device='meta', memory_format=mf)
+    if G == 1: return m
+    fmt, one = suggest_memory_format(m), m.narrow(dim, 0, t.shape[dim] // G)
+    return one if one.is_contiguous(memory_format=fmt) else torch.empty(one.shape, dtype=t.dtype, device='meta',
+                                                                       memory_format=fmt)
+
 def _group_copy(t, G:int, mf=None)->int:
     "Bytes of one group's copy of `t` (made contiguous in `mf` first, unless None): Convolution.cpp's `subtensor`"
     full = t if mf is None else torch.empty(t.shape, device='meta', memory_format=mf)
@@ -322,7 +331,12 @@ def _conv_backward_scratch(args, out)->int|None:
         one = max(gi + copies + go_copy + cols, gi + gb + bias_sum, gi + gb + gw + x_copy + go_copy + cols)
     else:  # the input and weight made contiguous in the kernel's layout first; the output's gradient in the kernel
         mf, full = _backend_copies(kernel, x, w)
-        go_copy = 0 if _kernel_grad(go, G).is_contiguous(memory_format=mf) else _nbytes(go) // G
+        kf, more = mf, 0  # `slow_conv_dilated2d`'s backward (NNPACK's too) picks its layout again from the group's
+        if kernel != 'slow2d':  # input and weight as they reach it: after NNPACK's contiguous copies, a weight of one
+            xk, wk = _as_kernel_gets(x, mf, G), _as_kernel_gets(w, mf, G, 0)  # input channel keeps its channels-last
+            kf = _conv_copies(xk, wk)[0]  # strides and takes the gradient channels-last (measured: 1,024 B under)
+            more = _not_in(kf, xk, wk)
+        go_copy = (0 if _kernel_grad(go, G).is_contiguous(memory_format=kf) else _nbytes(go) // G) + more
         if kernel == 'slow2d':
             cols = _columns(x, w, stride, padding) // G
             one = max(gi + go_copy, gi + gb + bias_sum, gi + gb + gw + go_copy + cols)
@@ -370,10 +384,14 @@ def _channels_inner(x)->bool:
     return x.ndim == 2 or math.prod(x.shape[2:]) == 1 or (
         last is not None and not x.is_contiguous() and x.is_contiguous(memory_format=last))
 
+def _bn_dense(t)->bool:
+    "Normalization.cpp's own `is_contiguous`: contiguous, or channels-last (2d or 3d), whatever torch suggests"
+    last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.ndim)
+    return t.is_contiguous() or (last is not None and t.is_contiguous(memory_format=last))
+
 def _bn_scratch(args, out)->int|None:
     "A batch norm's float buffers per channel: two (training channels innermost: one more per thread, summing)"
-    x, last = args[0], {4: torch.channels_last, 5: torch.channels_last_3d}.get(args[0].ndim)
-    dense = x.is_contiguous() or (last is not None and x.is_contiguous(memory_format=last))  # the kernel's own test
+    x, dense = args[0], _bn_dense(args[0])
     if x.dtype in _HALF and not dense:  # permuted bf16/fp16 (measured, 1 and 2 threads): a float32 copy in training;
         per = x.numel() * 4 + x.shape[1] * 2 if args[5] else max(x.shape[1] * 6, 12)  # 6 B a channel in eval
         return per + _nbytes(*out)
@@ -390,7 +408,9 @@ def _bn_backward_scratch(args, out)->int|None:
     per = 2 * torch.get_num_threads() + (3 if x.dtype in _HALF else 0 if train else 1)  # measured, 1 to 4 threads
     if args[2] is None and x.dtype not in _HALF: per += 1  # no weight (affine=False): one made of ones (measured)
     inner = max(grad_in, x.shape[1] * _acc_bytes(x.dtype) * per)  # channels innermost: per-thread sums
-    if not (_dense(x) and _dense(go) and suggest_memory_format(x) == suggest_memory_format(go)):  # mixed layouts, an
+    # the kernel's test for its fast path (Normalization.cpp, `all_contiguous`); a gradient channels-last where torch
+    # suggests contiguous passes it (measured: float64, 1 x 8 x 1 x 7: its input's gradient made twice, 448 B)
+    if not (_bn_dense(x) and _bn_dense(go) and suggest_memory_format(x) == suggest_memory_format(go)):  # mixed, an
         if x.dtype in _HALF:  # expanded gradient, a slice of channels (GhostNet's): bf16/fp16 a float32 copy of the
             mixed = go.numel() * 4 + x.shape[1] * 6  # gradient (the most measured, 1 to 4 threads)
         else: mixed = x.shape[1] * x.element_size()  # float32/64: one value per channel (measured)
@@ -495,9 +515,10 @@ def _mse_scratch(args, out)->int|None:
     x, reduction = args[0], args[2] if len(args) > 2 else 1
     n, i, held = x.numel(), x.element_size(), out.untyped_storage().nbytes()  # reduced: in a buffer of every element
     if reduction == 0: return held
-    if reduction == 2: return n * i + held
+    if reduction == 2: return n * i + _two_pass(x, out) + held  # partials in the output's dtype, bf16 too
     if x.dtype == torch.float16: return None  # not measured
-    return (n * (4 + i) + 4 if x.dtype == torch.bfloat16 else n * i + 8 + i) + held
+    if x.dtype == torch.bfloat16: return n * i + max(n * 4, 12) + 4 + _two_pass(x, out, 4) + held  # `mean`'s floor
+    return n * i + max(8 + i, _two_pass(x, out)) + held  # several threads' partials, or the mean's own
 
 def _sum_scratch(args, out)->int:
     "`sum`: its input cast first, as `cumsum`'s; bf16/fp16 over dims not one run in memory: float32 copies of both"
@@ -512,7 +533,8 @@ def _mean_scratch(args, out)->int|None:
     x = args[0]
     if out.dtype != x.dtype:  # `mean(dtype=...)`: its input cast first (measured); into bf16/fp16, sizes not read here
         return None if out.dtype in _HALF else max(_cast_copy(x, out), 8 + out.element_size()) + _nbytes(out)
-    if x.dtype in _HALF: return (x.numel() + out.numel()) * 4 + _two_pass(x, out, 4) + _nbytes(out)
+    if x.dtype in _HALF:  # at least 12 B beside the float32 result, however few the values (measured: 2 values into 2)
+        return max(x.numel() * 4, 12) + out.numel() * 4 + _two_pass(x, out, 4) + _nbytes(out)
     # float32/float64: the sum divided in place by the count, a wrapped int64 number cast to the sum's dtype (measured
     # by tools/scratch_audit.py: 12 B in float32, 16 in float64), after the sum's partial results are gone
     return max(8 + out.element_size(), _two_pass(x, out)) + _nbytes(out) if out.dtype.is_floating_point else 0
