@@ -599,8 +599,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `_fft_c2r`, `_embedding_bag`, `binary_cross_entropy`, `smooth_l1_loss`,
-# `huber_loss`...): its scratch is unknown, said, never taken as none
+# Any other operator may (measured: `_fft_c2r`, `_embedding_bag`; losses, before `_SCRATCH` had their rules): its
+# scratch is unknown without a rule, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
@@ -886,6 +886,19 @@ def _loss_backward_scratch(args, out)->int|None:
     "Their backwards: none beyond the gradient, with operands as measured (`_same_dense`)"
     return _nbytes(out) if _same_dense(args[1], args[2]) else None
 
+def _bce_scratch(args, out)->int:
+    "`binary_cross_entropy` (fastai's `BCELossFlat`): its loss in the output's buffer, then the reduced one (measured)"
+    x, red = args[0], (args[3] if len(args) > 3 else 1)  # any layout, weight or shape: TensorIterator's (measured)
+    held, i = out.untyped_storage().nbytes(), out.element_size()
+    if red == 0: return held
+    if red == 2: return held + i + _two_pass(x, out)  # the sum's result and its threads' partials
+    own = max(4 * x.numel(), 12) + 4 + _two_pass(x, out, 4) if x.dtype in _HALF else max(8 + i, _two_pass(x, out))
+    return held + i + own  # a mean: `mean`'s own (see `_mean_scratch`)
+
+def _bce_backward_scratch(args, out)->int:
+    "Its backward: the gradient, divided in place by the count for a mean (a wrapped number: 8 B, then cast)"
+    return _nbytes(out) + (8 + out.element_size() if (args[4] if len(args) > 4 else 1) == 1 else 0)
+
 def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
     x = args[0]  # `sort.stable`'s keyword-only `dim` is put in `args` by `_KEYWORD_ARGS` (rules see no keywords)
@@ -938,6 +951,8 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                  **{f: _scatter_add_scratch for f in (_aten.scatter_add.default, _aten.scatter_add_.default,
                                                       _aten.scatter_reduce.two, _aten.scatter_reduce_.two)},
                  _aten.binary_cross_entropy_with_logits.default: _bce_logits_scratch,
+                 _aten.binary_cross_entropy.default: _bce_scratch,
+                 _aten.binary_cross_entropy_backward.default: _bce_backward_scratch,
                  **{getattr(_aten, n).default: _reduced_loss_scratch for n in ('smooth_l1_loss', 'huber_loss')},
                  **{getattr(_aten, n).default: _loss_backward_scratch for n in ('smooth_l1_loss_backward',
                                                                                  'huber_loss_backward')},

@@ -77,7 +77,7 @@ def conv(r):
     return step
 
 def losses(r):
-    "losses and their backwards: cross entropy, NLL, BCE with logits, MSE, L1, smooth L1, Huber; options, dtypes"
+    "losses and their backwards: cross entropy, NLL, BCE (of logits or not), MSE, L1, smooth L1, Huber; options, dtypes"
     dt, C, N = r.choice([torch.float32, torch.bfloat16, torch.float64]), r.choice([2, 5, 100]), r.choice([1, 3, 16, 64])
     extra = r.choice([[], [], [4], [3, 5]])
     x = torch.randn([N, C] + extra).to(dt)
@@ -89,6 +89,7 @@ def losses(r):
     fns = [lambda: F.cross_entropy(x, y, reduction=red, label_smoothing=smooth),
            lambda: F.nll_loss(F.log_softmax(x, 1), y, reduction=red),
            lambda: F.binary_cross_entropy_with_logits(x, t, w, reduction=red),
+           lambda: F.binary_cross_entropy(torch.sigmoid(x), t, w, reduction=red),
            lambda: F.mse_loss(x, t, reduction=red), lambda: F.l1_loss(x, t, reduction=red),
            lambda: F.smooth_l1_loss(x, t, reduction=red, beta=beta), lambda: F.huber_loss(x, t, reduction=red)]
     loss = r.choice(fns)
