@@ -935,6 +935,14 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                      ('_adaptive_avg_pool2d_backward', None)]},
                  **{getattr(_aten, n).default: _input_copies(0) for n in ('col2im', 'tril', 'triu',
                                                                           'grid_sampler_2d_backward')},
+                 # 3d pools (measured: contiguous, channels-last and permuted inputs and gradients; float32/64, bf16):
+                 # `avg_pool3d` copies an input not contiguous, the adaptive ones read any layout; each backward
+                 # copies a gradient not contiguous (not its indices)
+                 **{getattr(_aten, n).default: _input_copies(0) for n in ('avg_pool3d', 'avg_pool3d_backward',
+                                                                          '_adaptive_avg_pool3d_backward',
+                                                                          'adaptive_max_pool3d_backward')},
+                 **{getattr(_aten, n).default: _input_copies() for n in ('_adaptive_avg_pool3d',
+                                                                         'adaptive_max_pool3d')},
                  **{getattr(_aten, n).default: _input_copies(0, channels_last=True) for n in ('pixel_shuffle',
                                                                                               'pixel_unshuffle')},
                  _aten.nll_loss_forward.default: _input_copies(0, 1, reduction=3),

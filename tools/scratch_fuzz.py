@@ -9,10 +9,12 @@ unknown, exact. Exit status 1 if any case is under.
 
 The under-counts it found at stop 45 (a grouped or one-input-channel convolution on NNPACK with a channels-last weight,
 whose backward picks its layout again; a batch norm's backward on a gradient channels-last where torch suggests
-contiguous; reduced MSE/L1 losses: a bf16 mean's floor, several threads' partials) were fixed at stop 46; seeds 1-5
-at 1 and 2 threads, and 1-4 (losses) or 6-7 (batchnorm) at 4, report none under.
+contiguous; reduced MSE/L1 losses: a bf16 mean's floor, several threads' partials) were fixed at stop 46, which added
+BCE to `losses` and the families `pool`, `norm` and `resize` (they found none under; 3d pools were unknown, now
+sized). At stop 46, 250-300 cases a seed: seeds 1-5 of conv and batchnorm at 1 and 2 threads, 1-3 at 4; seeds 1-3 of
+the others at 1, 2 (losses, norm) and 4 threads: none under.
 
-    OMP_NUM_THREADS=1 python tools/scratch_fuzz.py                          # every family, 200 cases each (~2 min)
+    OMP_NUM_THREADS=1 python tools/scratch_fuzz.py                          # every family, 200 cases each (~10 s)
     OMP_NUM_THREADS=2 python tools/scratch_fuzz.py batchnorm --threads 2 --seed 3 --cases 500
 """
 import argparse, random, sys, warnings
@@ -96,7 +98,53 @@ def losses(r):
     def step(): loss().sum().backward(); x.grad = None
     return step
 
-FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses)}
+def _grad_step(f, x, ps=()):
+    "A step: `f(x)`, and its backward where `x` or a parameter in `ps` needs it (gradients cleared after)"
+    def step():
+        y = f(x)
+        if y.requires_grad: y.float().sum().backward()
+        x.grad = None
+        for p in ps: p.grad = None
+    return step
+
+def pool(r):
+    "max, average and adaptive pools, 1d to 3d, and their backwards: sizes, strides, padding, ceil mode, layouts"
+    nd, dt = r.choice([1, 2, 2, 3]), r.choice([torch.float32, torch.bfloat16, torch.float64])
+    x = torch.randn([r.choice([1, 2, 4]), r.choice([1, 3, 8])] + [r.choice([4, 7, 12]) for _ in range(nd)]).to(dt)
+    x = _laid(x, r.choice(['c', 'c', 'cl', 'rev'])).requires_grad_(r.random() < 0.7)
+    k, s, pad, ceil = r.choice([2, 3]), r.choice([1, 2, None]), r.choice([0, 1]), r.random() < 0.3
+    mp, ap = getattr(F, f'max_pool{nd}d'), getattr(F, f'avg_pool{nd}d')
+    f = r.choice([lambda t: mp(t, k, s, pad, ceil_mode=ceil), lambda t: ap(t, k, s, pad, ceil_mode=ceil),
+                  lambda t: getattr(F, f'adaptive_avg_pool{nd}d')(t, r_out),
+                  lambda t: getattr(F, f'adaptive_max_pool{nd}d')(t, r_out)])
+    r_out = r.choice([1, 2, 3])
+    return _grad_step(f, x)
+
+def norm(r):
+    "layer, group and instance norms with their backwards: shapes, affine or not, dtypes, layouts"
+    dt, nd = r.choice([torch.float32, torch.bfloat16, torch.float64]), r.choice([2, 3, 4, 5])
+    C = r.choice([2, 4, 8, 16])
+    x = torch.randn([r.choice([1, 2, 4]), C] + [r.choice([1, 3, 8]) for _ in range(nd - 2)])
+    x = _laid(x, r.choice(['c', 'c', 'cl', 'rev'])).to(dt).requires_grad_(r.random() < 0.7)
+    affine = r.random() < 0.7
+    m = r.choice([lambda: nn.LayerNorm(x.shape[-1], elementwise_affine=affine),
+                  lambda: nn.GroupNorm(r.choice([1, 2, C]), C, affine=affine),
+                  lambda: nn.InstanceNorm1d(C, affine=affine) if nd == 3 else nn.LayerNorm(x.shape[1:], affine)])()
+    m = m.to(dt)
+    return _grad_step(m, x, list(m.parameters()))
+
+def resize(r):
+    "interpolation (nearest, linear to trilinear, bicubic, area) and its backward: sizes, align corners, layouts"
+    nd, dt = r.choice([1, 2, 2, 3]), r.choice([torch.float32, torch.bfloat16, torch.float64])
+    x = torch.randn([r.choice([1, 2]), r.choice([1, 3, 8])] + [r.choice([3, 5, 8]) for _ in range(nd)]).to(dt)
+    x = _laid(x, r.choice(['c', 'c', 'cl', 'rev'])).requires_grad_(r.random() < 0.7)
+    mode = r.choice(['nearest', 'nearest-exact', 'area', {1: 'linear', 2: 'bilinear', 3: 'trilinear'}[nd]]
+                    + (['bicubic'] if nd == 2 else []))
+    size = [r.choice([2, 6, 11]) for _ in range(nd)]
+    corners = r.choice([None, True, False]) if mode in ('linear', 'bilinear', 'trilinear', 'bicubic') else None
+    return _grad_step(lambda t: F.interpolate(t, size=size, mode=mode, align_corners=corners), x)
+
+FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact; each under printed"
