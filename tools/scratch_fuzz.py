@@ -5,14 +5,15 @@ Each case is a small random call or training step (random shapes, dtypes, layout
 events show. A rule may be over (it errs safe), never under; a kernel without a rule is unknown (the plan says so). The
 sweeps that found and checked the rules of stop 45 (scatters, index_add, batch norm, convolutions, losses) are these;
 rerun them after changing a rule, or on another torch. Prints a line per case under, then per family: cases, under,
-unknown, exact. Exit status 1 if any case is under.
+unknown, exact, and how many took scratch beyond the tracked peak (a case whose kernels stay under the peak is exact
+trivially). Exit status 1 if any case is under.
 
 The under-counts it found at stop 45 (a grouped or one-input-channel convolution on NNPACK with a channels-last weight,
 whose backward picks its layout again; a batch norm's backward on a gradient channels-last where torch suggests
 contiguous; reduced MSE/L1 losses: a bf16 mean's floor, several threads' partials) were fixed at stop 46, which added
-BCE to `losses` and the families `pool`, `norm` and `resize` (they found none under; 3d pools were unknown, now
-sized). At stop 46, 250-300 cases a seed: seeds 1-5 of conv and batchnorm at 1 and 2 threads, 1-3 at 4; seeds 1-3 of
-the others at 1, 2 (losses, norm) and 4 threads: none under.
+BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul` and `rnn` (they found none under;
+3d pools were unknown, now sized). At stop 46, 200-300 cases a seed, none under: seeds 1-5 of conv and batchnorm at 1
+and 2 threads, 1-3 at 4; seeds 1-3 of the others at 1 and 4 threads (losses, attention, matmul, rnn at 2 too).
 
     OMP_NUM_THREADS=1 python tools/scratch_fuzz.py                          # every family, 200 cases each (~10 s)
     OMP_NUM_THREADS=2 python tools/scratch_fuzz.py batchnorm --threads 2 --seed 3 --cases 500
@@ -144,15 +145,60 @@ def resize(r):
     corners = r.choice([None, True, False]) if mode in ('linear', 'bilinear', 'trilinear', 'bicubic') else None
     return _grad_step(lambda t: F.interpolate(t, size=size, mode=mode, align_corners=corners), x)
 
-FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize)}
+def attention(r):
+    "scaled dot-product attention and its backward: lengths, heads, masks (bool, float, causal), dropout off, layouts"
+    dt = r.choice([torch.float32, torch.bfloat16, torch.float64])
+    B, H, L, S, E = r.choice([1, 2]), r.choice([1, 4]), r.choice([1, 7, 64, 300]), r.choice([1, 9, 64, 600]), \
+        r.choice([8, 16, 64])
+    causal, mask = r.random() < 0.3, r.choice([None, None, 'bool', 'float'])
+    if causal: mask = None
+    q, k, v = (torch.randn(B, n, H, E).transpose(1, 2) if r.random() < 0.3 else torch.randn(B, H, n, E)
+               for n in (L, S, S))
+    q, k, v = (t.to(dt).requires_grad_(r.random() < 0.7) for t in (q, k, v))
+    m = None if mask is None else torch.rand(L, S) > 0.3 if mask == 'bool' else torch.randn(L, S).to(dt)
+    def step():
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
+        if y.requires_grad: y.float().sum().backward()
+        for t in (q, k, v): t.grad = None
+    return step
+
+def matmul(r):
+    "matrix products and their backwards: mm, bmm, batched and broadcast matmul, linear, einsum; strided operands"
+    dt = r.choice([torch.float32, torch.bfloat16, torch.float64])
+    b, n, k, m = r.choice([1, 3]), r.choice([1, 5, 32]), r.choice([1, 7, 64]), r.choice([1, 6, 33])
+    lay = lambda t: r.choice([t, t.transpose(-1, -2).contiguous().transpose(-1, -2), t])
+    a = lay(torch.randn(b, n, k)).to(dt).requires_grad_(r.random() < 0.7)
+    w = lay(torch.randn(k, m)).to(dt).requires_grad_(r.random() < 0.7)
+    wb = lay(torch.randn(b, k, m)).to(dt)
+    bias = torch.randn(m).to(dt) if r.random() < 0.5 else None
+    f = r.choice([lambda: a @ w, lambda: torch.bmm(a, wb), lambda: F.linear(a, w.t(), bias),
+                  lambda: torch.einsum('bnk,km->bnm', a, w), lambda: a[0] @ w, lambda: a[:, ::2] @ w])
+    def step():
+        y = f()
+        if y.requires_grad: y.float().sum().backward()
+        a.grad = w.grad = None
+    return step
+
+def rnn(r):
+    "LSTM, GRU and RNN layers with their backwards: layers, directions, batch first, projections, dtypes, lengths"
+    kind, dt = r.choice([nn.LSTM, nn.GRU, nn.RNN]), r.choice([torch.float32, torch.float64])
+    I, Hs, L = r.choice([3, 8]), r.choice([4, 16]), r.choice([1, 2])
+    kw = dict(num_layers=L, bidirectional=r.random() < 0.3, batch_first=r.random() < 0.5)
+    if kind is nn.LSTM and r.random() < 0.3: kw['proj_size'] = 2
+    m = kind(I, Hs, **kw).to(dt)
+    T, B = r.choice([1, 5, 12]), r.choice([1, 3])
+    x = torch.randn((B, T, I) if kw['batch_first'] else (T, B, I)).to(dt).requires_grad_(r.random() < 0.5)
+    return _grad_step(lambda t: m(t)[0], x, list(m.parameters()))
+
+FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
-    "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact; each under printed"
-    r, n = random.Random(seed), dict(cases=0, under=0, unknown=0, exact=0)
+    "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
+    r, n = random.Random(seed), dict(cases=0, under=0, unknown=0, exact=0, scratch=0)
     for i in range(cases):
         try: emulated, real = scratch_check(FAMILIES[name](r))
         except (RuntimeError, ValueError): continue  # a combination the kernel (or the module) refuses
-        n['cases'] += 1
+        n['cases'] += 1; n['scratch'] += real > 0  # cases whose kernels held memory beyond the tracked peak
         if emulated is None: n['unknown'] += 1
         elif emulated < real: n['under'] += 1; print(f"UNDER {name} case {i} (seed {seed}): {emulated} < {real}")
         elif emulated == real: n['exact'] += 1
@@ -169,6 +215,6 @@ if __name__ == '__main__':
     under = 0
     for name in a.families:
         n = sweep(name, a.seed, a.cases); under += n['under']
-        print(f"{name}: {n['cases']} cases, {n['under']} under, {n['unknown']} unknown, {n['exact']} exact "
-              f"({torch.get_num_threads()} threads)", flush=True)
+        print(f"{name}: {n['cases']} cases, {n['under']} under, {n['unknown']} unknown, {n['exact']} exact; "
+              f"{n['scratch']} with scratch beyond the peak ({torch.get_num_threads()} threads)", flush=True)
     sys.exit(1 if under else 0)
