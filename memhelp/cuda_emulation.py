@@ -607,7 +607,12 @@ grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor 
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot _weight_norm_interface
-_weight_norm_interface_backward full_like as_strided_ hardswish'''.split())
+_weight_norm_interface_backward full_like as_strided_ hardswish'''.split()) | frozenset('''
+elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_backward mish_backward softplus_backward
+_prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split())
+# the second set: activations' kernels (fastai's Mish, ReLU6, ELU, GLU...) that no tag says are pointwise, none beyond
+# their outputs in a sweep of float32/64 and bf16, contiguous, transposed and strided inputs, at 1 and 4 threads
+# (`log_sigmoid_forward` and `rrelu_with_noise` did take some there: unknown)
 
 @functools.cache
 def _scratch_free(func)->bool:

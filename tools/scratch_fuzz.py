@@ -11,9 +11,10 @@ trivially). Exit status 1 if any case is under.
 The under-counts it found at stop 45 (a grouped or one-input-channel convolution on NNPACK with a channels-last weight,
 whose backward picks its layout again; a batch norm's backward on a gradient channels-last where torch suggests
 contiguous; reduced MSE/L1 losses: a bf16 mean's floor, several threads' partials) were fixed at stop 46, which added
-BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul` and `rnn` (they found none under;
-3d pools were unknown, now sized). At stop 46, 200-300 cases a seed, none under: seeds 1-5 of conv and batchnorm at 1
-and 2 threads, 1-3 at 4; seeds 1-3 of the others at 1 and 4 threads (losses, attention, matmul, rnn at 2 too).
+BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul`, `rnn` and `activation` (they found
+none under; 3d pools and activations' backwards such as Mish's were unknown, now sized). At stop 46, 200-300 cases a
+seed, none under: seeds 1-5 of conv and batchnorm at 1 and 2 threads, 1-3 at 4; seeds 1-3 of the others at 1 and 4
+threads (losses, attention, matmul, rnn at 2 too).
 
     OMP_NUM_THREADS=1 python tools/scratch_fuzz.py                          # every family, 200 cases each (~10 s)
     OMP_NUM_THREADS=2 python tools/scratch_fuzz.py batchnorm --threads 2 --seed 3 --cases 500
@@ -190,7 +191,18 @@ def rnn(r):
     x = torch.randn((B, T, I) if kw['batch_first'] else (T, B, I)).to(dt).requires_grad_(r.random() < 0.5)
     return _grad_step(lambda t: m(t)[0], x, list(m.parameters()))
 
-FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn)}
+_ACTS = [nn.ELU, nn.SELU, nn.CELU, nn.GLU, nn.ReLU6, nn.Hardtanh, nn.LeakyReLU, nn.Mish, nn.Softplus, nn.PReLU,
+         nn.Hardsigmoid, nn.Hardswish, nn.GELU, nn.SiLU, nn.ReLU, nn.Tanh, nn.Sigmoid, nn.Softsign, nn.Tanhshrink]
+
+def activation(r):
+    "activations and their backwards (fastai's Mish, ReLU6, GELU...): dtypes, layouts, in place or not"
+    dt, m = r.choice([torch.float32, torch.bfloat16, torch.float64]), r.choice(_ACTS)()
+    x = torch.randn(r.choice([1, 16, 64]), r.choice([2, 30, 600])).to(dt)
+    x = r.choice([x, x.t(), x[:, ::2]]).detach().requires_grad_(r.random() < 0.8)
+    return _grad_step(m.to(dt), x, list(m.parameters()))
+
+FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
+                                    activation)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
