@@ -374,10 +374,6 @@ def _acc_bytes(dtype)->int:
     "Bytes of a kernel's float accumulator for `dtype` (`at::opmath_type`): a double's for float64, else a float's"
     return 8 if dtype == torch.float64 else 4
 
-def _dense(t)->bool:
-    "Is `t` contiguous in the memory format torch suggests for it (contiguous, or channels-last)"
-    return t.is_contiguous(memory_format=suggest_memory_format(t))
-
 def _channels_inner(x)->bool:
     "Is batch norm's input laid out channels innermost: channels-last, or one value per channel and sample"
     last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.ndim)  # 3d as 2d (measured)
