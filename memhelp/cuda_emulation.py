@@ -497,8 +497,16 @@ def _cast_copy(x, out)->int:
     return x.numel() * out.element_size() if x.dtype != out.dtype else 0  # measured: sum, cumsum, every pair of dtypes
 
 def _cumsum_scratch(args, out)->int:
-    "`cumsum`: a copy of its input cast to the output's dtype first, when they differ (bools into int64, `dtype=`)"
+    "`cumsum`, `cumprod`: a copy of its input cast to the output's dtype first, when they differ (bools into int64...)"
     return _cast_copy(args[0], out) + _nbytes(out)
+
+def _logsumexp_scratch(args, out)->int|None:
+    "`logsumexp` (ReduceOps.cpp, composite in C++): its maxes tested for infinity, then `x - maxes` summed (`sum`'s)"
+    x, dims = args[:2]  # measured: 1 to 4 threads, float32/64 and bf16, layouts, along each dim and all
+    if not x.dtype.is_floating_point: return None  # an integer input is cast first: not measured
+    maxes = out.numel() * x.element_size()  # `abs() == INFINITY`: abs, bools, the number cast (a wrapped double first)
+    infs = 2 * maxes + out.numel() + x.element_size() + 8
+    return max(maxes + _two_pass(x, out), infs, maxes + _nbytes(x) + _sum_scratch((x, dims), out))
 
 def _gather_scratch(args, out)->int|None:
     "`gather`: of bf16 values a float32 buffer of the output's size (measured); fp16's not measured"
@@ -569,6 +577,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten.native_batch_norm.default: _bn_scratch,
             _aten.native_batch_norm_backward.default: _bn_backward_scratch,
             _aten.mean.dim: _mean_scratch, _aten.mean.default: _mean_scratch,
+            _aten.logsumexp.default: _logsumexp_scratch,
             _aten._softmax.default: _softmax_scratch, _aten._log_softmax.default: _softmax_scratch,
             _aten._softmax_backward_data.default: _softmax_backward_scratch,
             _aten._log_softmax_backward_data.default: _softmax_backward_scratch,
@@ -584,7 +593,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
             _aten._safe_softmax.default: _safe_softmax_scratch,
             **{getattr(_aten, f).default: _all_any_scratch for f in ('all', 'any')},
             **{getattr(_aten, f).dim: _all_any_scratch for f in ('all', 'any')},
-            _aten.cumsum.default: _cumsum_scratch, _aten.gather.default: _gather_scratch,
+            _aten.cumsum.default: _cumsum_scratch, _aten.cumprod.default: _cumsum_scratch,
+            _aten.gather.default: _gather_scratch,
             _aten.mse_loss.default: _mse_scratch,
             **{f: _reduction_scratch for f in (_aten.amax.default, _aten.amin.default, _aten.prod.default,
                                                _aten.prod.dim_int, _aten.nansum.default)},
@@ -900,6 +910,17 @@ def _bce_backward_scratch(args, out)->int:
     "Its backward: the gradient, divided in place by the count for a mean (a wrapped number: 8 B, then cast)"
     return _nbytes(out) + (8 + out.element_size() if (args[4] if len(args) > 4 else 1) == 1 else 0)
 
+def _mask_nonzero(indices)->int|None:
+    "Bytes of the int64 `nonzero` ATen makes of each bool index (`expandTensors`): an index of each True element"
+    masks = [m for m in indices if m is not None and m.dtype in (torch.bool, torch.uint8)]
+    if any(is_fake(m) for m in masks): return None  # values not known (09's fake step makes masks indices first)
+    with _disable_current_modes(): return sum(int(m.count_nonzero()) * m.ndim * 8 for m in masks)
+
+def _index_scratch(args, out)->int|None:
+    "`index`, `index_put(_)` (`x[mask]`, `x[mask] = v` and its backward): the masks' `nonzero` beside the output"
+    n = _mask_nonzero(args[1])
+    return None if n is None else n + _new_bytes(out, args)
+
 def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
     x = args[0]  # `sort.stable`'s keyword-only `dim` is put in `args` by `_KEYWORD_ARGS` (rules see no keywords)
@@ -961,6 +982,7 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                                                       _aten.scatter_reduce.two, _aten.scatter_reduce_.two)},
                  _aten.binary_cross_entropy_with_logits.default: _bce_logits_scratch,
                  _aten.binary_cross_entropy.default: _bce_scratch,
+                 **{f: _index_scratch for f in (_aten.index.Tensor, _aten.index_put.default, _aten.index_put_.default)},
                  _aten.binary_cross_entropy_backward.default: _bce_backward_scratch,
                  **{getattr(_aten, n).default: _reduced_loss_scratch for n in ('smooth_l1_loss', 'huber_loss')},
                  **{getattr(_aten, n).default: _loss_backward_scratch for n in ('smooth_l1_loss_backward',

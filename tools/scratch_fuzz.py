@@ -11,10 +11,12 @@ trivially). Exit status 1 if any case is under.
 The under-counts it found at stop 45 (a grouped or one-input-channel convolution on NNPACK with a channels-last weight,
 whose backward picks its layout again; a batch norm's backward on a gradient channels-last where torch suggests
 contiguous; reduced MSE/L1 losses: a bf16 mean's floor, several threads' partials) were fixed at stop 46, which added
-BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul`, `rnn` and `activation` (they found
-none under; 3d pools and activations' backwards such as Mish's were unknown, now sized). At stop 46, 200-300 cases a
-seed, none under: seeds 1-5 of conv and batchnorm at 1 and 2 threads, 1-3 at 4; seeds 1-3 of the others at 1 and 4
-threads (losses, attention, matmul, rnn at 2 too).
+BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul`, `rnn`, `activation`, `reduction`,
+`softmax` and `indexing`. Those found one more under-count, fixed: a boolean mask's `nonzero` inside `x[mask]` and
+`x[mask] = v` (50 of 300 indexing cases under); and unknowns, now sized: 3d pools, activations' backwards such as
+Mish's, `logsumexp`, `cumprod`. At stop 46, 200-300 cases a seed, none under and none unknown outside conv and
+losses: seeds 1-5 of conv and batchnorm at 1 and 2 threads, 1-3 at 4; seeds 1-3 of the others at 1 and 4 threads
+(most at 2 too).
 
     OMP_NUM_THREADS=1 python tools/scratch_fuzz.py                          # every family, 200 cases each (~10 s)
     OMP_NUM_THREADS=2 python tools/scratch_fuzz.py batchnorm --threads 2 --seed 3 --cases 500
@@ -201,8 +203,47 @@ def activation(r):
     x = r.choice([x, x.t(), x[:, ::2]]).detach().requires_grad_(r.random() < 0.8)
     return _grad_step(m.to(dt), x, list(m.parameters()))
 
+def _any_layout(r, shape, dt):
+    "A random tensor of `shape` and dtype `dt`: contiguous, strides reversed, or a strided slice of a larger one"
+    how = r.choice(['c', 'rev', 'slice'])
+    if how == 'slice': return torch.randn([*shape[:-1], shape[-1] * 2]).to(dt)[..., ::2]
+    return _laid(torch.randn(shape).to(dt), how)
+
+def reduction(r):
+    "reductions and their backwards: sum, mean, var, std, norm, amax, logsumexp, prod, cumsum; dims, keepdim, dtypes"
+    dt, nd = r.choice([torch.float32, torch.bfloat16, torch.float64]), r.choice([1, 2, 3])
+    shape = [r.choice([1, 2, 7, 300, 40000 if nd == 1 else 60]) for _ in range(nd)]
+    x = _any_layout(r, shape, dt).requires_grad_(r.random() < 0.7)
+    dims, keep = r.choice([None, 0, -1, (0, -1)]), r.random() < 0.3
+    d = dims if dims is not None else tuple(range(nd))
+    f = r.choice([lambda t: t.sum(d, keep), lambda t: t.mean(d, keep), lambda t: t.var(d, keepdim=keep),
+                  lambda t: t.std(d, keepdim=keep), lambda t: t.norm(dim=d, keepdim=keep), lambda t: t.amax(d, keep),
+                  lambda t: t.logsumexp(d, keep), lambda t: t.prod(d if isinstance(d, int) else -1, keep),
+                  lambda t: t.cumsum(d if isinstance(d, int) else -1)])
+    return _grad_step(f, x)
+
+def softmax(r):
+    "softmax and log-softmax with their backwards (attention scores, classifiers): dims, dtypes, layouts"
+    dt = r.choice([torch.float32, torch.bfloat16, torch.float64])
+    x = _any_layout(r, [r.choice([1, 4]), r.choice([3, 16]), r.choice([5, 128])], dt).requires_grad_(r.random() < 0.8)
+    dim, log = r.choice([0, 1, -1]), r.random() < 0.5
+    return _grad_step(lambda t: (F.log_softmax if log else F.softmax)(t, dim), x)
+
+def indexing(r):
+    "gathers and their backwards: embedding (padding, max-norm off), index_select, gather, masked select, cat, stack"
+    dt = r.choice([torch.float32, torch.bfloat16, torch.float64])
+    V, E, n = r.choice([10, 500]), r.choice([4, 64]), r.choice([1, 8, 40])
+    w = _any_layout(r, [V, E], dt).requires_grad_(r.random() < 0.8)
+    ids = r.choice([torch.randint(0, V, (n,)), torch.randint(0, V, (n, 3)), torch.randint(0, V, (3, n)).t()])
+    other = torch.randn(V, E).to(dt)
+    f = r.choice([lambda t: F.embedding(ids, t, padding_idx=r_pad), lambda t: t.index_select(0, ids.flatten()),
+                  lambda t: t.gather(1, torch.randint(0, E, (V, 3))), lambda t: t[t > 0],
+                  lambda t: torch.cat([t, other.to(r_cat)]), lambda t: torch.stack([t, other], 1), lambda t: t[ids]])
+    r_pad, r_cat = r.choice([None, 0]), r.choice([dt, torch.float64])
+    return _grad_step(f, w)
+
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
-                                    activation)}
+                                    activation, reduction, softmax, indexing)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
