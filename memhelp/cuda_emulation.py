@@ -910,16 +910,16 @@ def _bce_backward_scratch(args, out)->int:
     "Its backward: the gradient, divided in place by the count for a mean (a wrapped number: 8 B, then cast)"
     return _nbytes(out) + (8 + out.element_size() if (args[4] if len(args) > 4 else 1) == 1 else 0)
 
-def _mask_nonzero(indices)->int|None:
-    "Bytes of the int64 `nonzero` ATen makes of each bool index (`expandTensors`): an index of each True element"
-    masks = [m for m in indices if m is not None and m.dtype in (torch.bool, torch.uint8)]
-    if any(is_fake(m) for m in masks): return None  # values not known (09's fake step makes masks indices first)
+def _mask_nonzero(indices)->int:
+    "Bytes of the int64 `nonzero` ATen makes of each real bool index (`expandTensors`): an index of each True element"
+    # a fake mask's are not known here: on fake tensors `x[mask]` runs only where 09's fake step sized the selection
+    # (every element, or the values it follows), and that step notes the masks' `nonzero` itself
+    masks = [m for m in indices if m is not None and m.dtype in (torch.bool, torch.uint8) and not is_fake(m)]
     with _disable_current_modes(): return sum(int(m.count_nonzero()) * m.ndim * 8 for m in masks)
 
-def _index_scratch(args, out)->int|None:
+def _index_scratch(args, out)->int:
     "`index`, `index_put(_)` (`x[mask]`, `x[mask] = v` and its backward): the masks' `nonzero` beside the output"
-    n = _mask_nonzero(args[1])
-    return None if n is None else n + _new_bytes(out, args)
+    return _mask_nonzero(args[1]) + _new_bytes(out, args)
 
 def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
