@@ -208,8 +208,9 @@ def _loss_storage(func, args, out):
 def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if isinstance(t, torch.Tensor))
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
-    "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack', 'dilated', 'transposed', 'slow3d'"
-    if x.ndim == 5: return 'slow3d' if not transposed and all(d == 1 for d in dilation) else None  # others: unknown
+    "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack', 'dilated', 'transposed', 'slow3d', ..."
+    if x.ndim == 5 and transposed: return 'transposed3d' if x.dtype not in _HALF else None  # bf16: not sized (below)
+    if x.ndim == 5: return 'slow3d' if all(d == 1 for d in dilation) else None  # dilated 3d: unknown
     if x.ndim != 4: return None
     if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
     if any(d != 1 for d in dilation): return 'dilated'  # Convolution.cpp: `slow_conv_dilated2d`, in any layout
@@ -293,6 +294,11 @@ def _conv_scratch(args, out)->int|None:
     if kernel == 'slow3d':  # groups in one call; contiguous copies of the input and weight, then the columns
         copies = sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())
         return copies + _columns3d(x, w, stride, padding, G) + _nbytes(out)
+    if kernel == 'transposed3d':  # `slow_conv_transpose3d`: contiguous copies, one sample's columns, a bias's ones
+        if G > 1: return None  # a group at a time: not sized
+        ones = math.prod(out.shape[2:]) * x.element_size() if b is not None else 0
+        copies = sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())
+        return copies + _transposed_columns(x, w, sample=True) + ones + _nbytes(out)
     o, (mf, full) = _nbytes(out) // G, (None, 0) if kernel == 'transposed' else _backend_copies(kernel, x, w)
     if kernel == 'transposed' and G > 1 and not x.is_contiguous(): full = _nbytes(x)  # grouped: made contiguous
     # first, whole (measured: a permuted float64 input, 8 groups)
@@ -313,6 +319,10 @@ def _conv_backward_scratch(args, out)->int|None:
     if kernel is None: return None
     if kernel == 'transposed' and ((G > 1 and not go.is_contiguous()) or  # not sized: a sweep of permuted inputs
                                    ((G > 1 or x.dtype in _HALF) and not x.is_contiguous())): return None  # was off
+    if kernel == 'transposed3d':  # its gradients after contiguous copies, one sample's columns at a time (measured)
+        if G > 1: return None
+        copies = sum(_nbytes(t) for t in (go, x, w) if not t.is_contiguous())
+        return copies + _transposed_columns(x, w, sample=True) + _nbytes(*[t for t in out if t is not None])
 
     per = 1 if kernel == 'slow3d' else G  # `slow_conv3d` takes all the groups in one call, the others one at a time
     gi, gw, gb = (_nbytes(t) // per for t in out)  # the gradients of what one call takes

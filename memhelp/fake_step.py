@@ -803,7 +803,7 @@ def _unsized_noted(kernels, unknowns:dict):
     for op in sorted(getattr(kernels, 'unsized', ())): unknowns[_UNSIZED.format(op)] = None
 
 _UNSIZED = ("`{}` takes or may take scratch inside its CPU kernel of a size the emulation (08) does not know here (an "
-            "operator no rule of 08 sizes, a transposed or dilated 3d convolution...): not counted")
+            "operator no rule of 08 sizes, a dilated 3d convolution...): not counted")
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
               "allocates outside them (a C++/CUDA extension's own buffers) is not")
 # a real GPU runs `nn.LSTM`/`GRU`/`RNN` as one cuDNN kernel (`_cudnn_rnn`, aten/src/ATen/native/cudnn/RNN.cpp) whose
