@@ -209,7 +209,7 @@ def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if is
 
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
     "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack', 'dilated', 'transposed', 'slow3d', ..."
-    if x.ndim == 5 and transposed: return 'transposed3d' if x.dtype not in _HALF else None  # bf16: not sized (below)
+    if x.ndim == 5 and transposed: return 'transposed3d'  # `slow_conv_transpose3d`
     if x.ndim == 5: return 'slow3d' if all(d == 1 for d in dilation) else None  # dilated 3d: unknown
     if x.ndim != 4: return None
     if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
@@ -319,10 +319,11 @@ def _conv_backward_scratch(args, out)->int|None:
     if kernel is None: return None
     if kernel == 'transposed' and ((G > 1 and not go.is_contiguous()) or  # not sized: a sweep of permuted inputs
                                    ((G > 1 or x.dtype in _HALF) and not x.is_contiguous())): return None  # was off
-    if kernel == 'transposed3d':  # its gradients after contiguous copies, one sample's columns at a time (measured)
-        if G > 1: return None
+    if kernel == 'transposed3d':  # its gradients after contiguous copies, one sample's columns at a time, and a
+        if G > 1: return None  # bf16/fp16 bias's gradient summed from a float32 copy of the output's gradient
         copies = sum(_nbytes(t) for t in (go, x, w) if not t.is_contiguous())
-        return copies + _transposed_columns(x, w, sample=True) + _nbytes(*[t for t in out if t is not None])
+        bias_sum = (go.numel() + go.shape[1]) * 4 if mask[2] and go.dtype in _HALF else 0  # (measured)
+        return copies + _transposed_columns(x, w, sample=True) + bias_sum + _nbytes(*[t for t in out if t is not None])
 
     per = 1 if kernel == 'slow3d' else G  # `slow_conv3d` takes all the groups in one call, the others one at a time
     gi, gw, gb = (_nbytes(t) // per for t in out)  # the gradients of what one call takes
