@@ -887,10 +887,13 @@ def _reduction_bytes(x, out, red:int)->int:
     return mean + _two_pass(x, out, 4 if x.dtype in _HALF else None)  # several threads' partials, 32,768 values on
 
 def _bce_logits_scratch(args, out)->int|None:
-    "`binary_cross_entropy_with_logits`: its temporaries, measured with contiguous operands of one shape, no pos_weight"
+    "`binary_cross_entropy_with_logits`: its temporaries, measured with contiguous operands of one shape"
     x, t, pos_weight, red = *args[:2], (args[3] if len(args) > 3 else None), (args[4] if len(args) > 4 else 1)
-    if pos_weight is not None or not _same_dense(x, t): return None  # other temporaries, not sized here
+    if not _same_dense(x, t): return None  # other temporaries, not sized here
     n = _nbytes(x)  # 'none': one temporary of the input's size; reduced: two, then the reduction's
+    if pos_weight is not None:  # `(pos_weight - 1) * target + 1` beside the loss and a temporary, two numbers; the
+        first = 2 * n + _nbytes(pos_weight) + 8 + x.element_size()  # reduction after, the temporary still alive
+        return first if red == 0 else max(first, 2 * n + _reduction_bytes(x, out, red) + _nbytes(out))
     return n + (n if red else 0) + _reduction_bytes(x, out, red) + _nbytes(out)
 
 def _same_dense(x, t)->bool:

@@ -92,9 +92,10 @@ def losses(r):
     y, t, red = torch.randint(0, C, [N] + extra), torch.rand(x.shape).to(dt), r.choice(['mean', 'sum', 'none'])
     # every choice made here, not in the step: `scratch_check` runs it twice, and both runs must be the same call
     smooth, beta, w = r.choice([0.0, 0.1]), r.choice([1.0, 0.5]), r.choice([None, torch.rand(x.shape[-1]).to(dt)])
+    pw = r.choice([None, torch.rand(x.shape[-1]).to(dt) * 3])  # BCE's pos_weight, for imbalanced labels
     fns = [lambda: F.cross_entropy(x, y, reduction=red, label_smoothing=smooth),
            lambda: F.nll_loss(F.log_softmax(x, 1), y, reduction=red),
-           lambda: F.binary_cross_entropy_with_logits(x, t, w, reduction=red),
+           lambda: F.binary_cross_entropy_with_logits(x, t, w, reduction=red, pos_weight=pw),
            lambda: F.binary_cross_entropy(torch.sigmoid(x), t, w, reduction=red),
            lambda: F.mse_loss(x, t, reduction=red), lambda: F.l1_loss(x, t, reduction=red),
            lambda: F.smooth_l1_loss(x, t, reduction=red, beta=beta), lambda: F.huber_loss(x, t, reduction=red)]
