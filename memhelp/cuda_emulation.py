@@ -946,7 +946,7 @@ def _group_norm_scratch(args, out)->int|None:
     x, N, C, HxW, G = args[0], *args[3:7]
     fmt = suggest_memory_format(x)
     if fmt == torch.contiguous_format: return _not_in(fmt, x) + _nbytes(*out)
-    if x.ndim != 4 or not x.is_contiguous(memory_format=fmt): return None  # channels-last 3d, not dense: not measured
+    if not x.is_contiguous(memory_format=fmt): return None  # not dense in it: not measured
     acc = _acc_bytes(x.dtype)  # group_norm_kernel.cpp: parallel over N x G below 1,024 pixels,
     per = N * 2 * C if HxW < 1024 else torch.get_num_threads() * N * 2 * C + N * G * 2  # else over pixels per thread
     return per * acc + _nbytes(*out)
@@ -955,7 +955,7 @@ def _group_norm_backward_scratch(args, out)->int|None:
     "Its backward: in its input's layout, copies of the input and gradient not in it; two floats per sample, channel"
     go, x, N, C = args[0], args[1], args[5], args[6]
     fmt = suggest_memory_format(x)
-    if fmt not in (torch.contiguous_format, torch.channels_last): return None  # channels-last 3d: not measured
+    if fmt not in (torch.contiguous_format, torch.channels_last, torch.channels_last_3d): return None
     acc = _acc_bytes(x.dtype)
     stats = _not_in(torch.contiguous_format, *args[2:5])  # its mean, rstd and weight, copied when not contiguous
     return _not_in(fmt, go, x) + stats + 2 * N * C * acc + _nbytes(*[t for t in out if t is not None])
