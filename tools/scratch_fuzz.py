@@ -14,9 +14,9 @@ contiguous; reduced MSE/L1 losses: a bf16 mean's floor, several threads' partial
 BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul`, `rnn`, `activation`, `reduction`,
 `softmax` and `indexing`. Those found one more under-count, fixed: a boolean mask's `nonzero` inside `x[mask]` and
 `x[mask] = v` (50 of 300 indexing cases under); and unknowns, now sized: 3d pools, activations' backwards such as
-Mish's, `logsumexp`, `cumprod`. At stop 46, 200-300 cases a seed, none under and none unknown outside conv and
-losses: seeds 1-5 of conv and batchnorm at 1 and 2 threads, 1-3 at 4; seeds 1-3 of the others at 1 and 4 threads
-(most at 2 too).
+Mish's, `logsumexp`, `cumprod`, transposed 3d convolutions, BCE with `pos_weight`, group norm on channels-last 3d.
+At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
+2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
     OMP_NUM_THREADS=1 python tools/scratch_fuzz.py                          # every family, 200 cases each (~10 s)
     OMP_NUM_THREADS=2 python tools/scratch_fuzz.py batchnorm --threads 2 --seed 3 --cases 500
