@@ -629,7 +629,7 @@ elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_
 _prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split())
 # the second set: activations' kernels (fastai's Mish, ReLU6, ELU, GLU...) that no tag says are pointwise, none beyond
 # their outputs in a sweep of float32/64 and bf16, contiguous, transposed and strided inputs, at 1 and 4 threads
-# (`log_sigmoid_forward` and `rrelu_with_noise` did take some there: unknown)
+# (`log_sigmoid_forward` on strided inputs and `rrelu_with_noise` did take some there: unknown)
 
 @functools.cache
 def _scratch_free(func)->bool:
@@ -935,6 +935,10 @@ def _index_scratch(args, out)->int:
     "`index`, `index_put(_)` (`x[mask]`, `x[mask] = v` and its backward): the masks' `nonzero` beside the output"
     return _mask_nonzero(args[1]) + _new_bytes(out, args)
 
+def _log_sigmoid_scratch(args, out)->int|None:
+    "`log_sigmoid_forward` (`F.logsigmoid`, a DPO loss's): none beyond its outputs on a contiguous input (measured)"
+    return _new_bytes(out, args) if args[0].is_contiguous() else None  # strided: copies not sized
+
 def _sort_scratch(args, out)->int:
     "`sort`: int64 positions along the sorted dim, copied into its indices (measured: 8 B per position, any dtype)"
     x = args[0]  # `sort.stable`'s keyword-only `dim` is put in `args` by `_KEYWORD_ARGS` (rules see no keywords)
@@ -996,6 +1000,7 @@ _LAYOUT_RULES = {**{getattr(_aten, n).default: _pool_scratch for n in _POOLS},
                                                       _aten.scatter_reduce.two, _aten.scatter_reduce_.two)},
                  _aten.binary_cross_entropy_with_logits.default: _bce_logits_scratch,
                  _aten.binary_cross_entropy.default: _bce_scratch,
+                 _aten.log_sigmoid_forward.default: _log_sigmoid_scratch,
                  **{f: _index_scratch for f in (_aten.index.Tensor, _aten.index_put.default, _aten.index_put_.default)},
                  _aten.binary_cross_entropy_backward.default: _bce_backward_scratch,
                  **{getattr(_aten, n).default: _reduced_loss_scratch for n in ('smooth_l1_loss', 'huber_loss')},
