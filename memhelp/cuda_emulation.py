@@ -297,8 +297,7 @@ def _conv_scratch(args, out)->int|None:
     if kernel == 'transposed3d':  # `slow_conv_transpose3d`: contiguous copies, one sample's columns, a bias's ones
         if G > 1: return None  # a group at a time: not sized
         ones = math.prod(out.shape[2:]) * x.element_size() if b is not None else 0
-        copies = sum(_nbytes(t) for t in (x, w) if not t.is_contiguous())
-        return copies + _transposed_columns(x, w, sample=True) + ones + _nbytes(out)
+        return _not_in(torch.contiguous_format, x, w) + _transposed_columns(x, w, sample=True) + ones + _nbytes(out)
     o, (mf, full) = _nbytes(out) // G, (None, 0) if kernel == 'transposed' else _backend_copies(kernel, x, w)
     if kernel == 'transposed' and G > 1 and not x.is_contiguous(): full = _nbytes(x)  # grouped: made contiguous
     # first, whole (measured: a permuted float64 input, 8 groups)
@@ -321,9 +320,9 @@ def _conv_backward_scratch(args, out)->int|None:
                                    ((G > 1 or x.dtype in _HALF) and not x.is_contiguous())): return None  # was off
     if kernel == 'transposed3d':  # its gradients after contiguous copies, one sample's columns at a time, and a
         if G > 1: return None  # bf16/fp16 bias's gradient summed from a float32 copy of the output's gradient
-        copies = sum(_nbytes(t) for t in (go, x, w) if not t.is_contiguous())
         bias_sum = (go.numel() + go.shape[1]) * 4 if mask[2] and go.dtype in _HALF else 0  # (measured)
-        return copies + _transposed_columns(x, w, sample=True) + bias_sum + _nbytes(*[t for t in out if t is not None])
+        return (_not_in(torch.contiguous_format, go, x, w) + _transposed_columns(x, w, sample=True) + bias_sum +
+                _nbytes(*[t for t in out if t is not None]))
 
     per = 1 if kernel == 'slow3d' else G  # `slow_conv3d` takes all the groups in one call, the others one at a time
     gi, gw, gb = (_nbytes(t) // per for t in out)  # the gradients of what one call takes
@@ -532,8 +531,7 @@ def _mse_scratch(args, out)->int|None:
     if reduction == 0: return held
     if reduction == 2: return n * i + _two_pass(x, out) + held  # partials in the output's dtype, bf16 too
     if x.dtype == torch.float16: return None  # not measured
-    if x.dtype == torch.bfloat16: return n * i + max(n * 4, 12) + 4 + _two_pass(x, out, 4) + held  # `mean`'s floor
-    return n * i + max(8 + i, _two_pass(x, out)) + held  # several threads' partials, or the mean's own
+    return n * i + held + _mean_scratch((x,), out) - _nbytes(out)  # the elementwise losses, then `mean`'s own
 
 def _sum_scratch(args, out)->int:
     "`sum`: its input cast first, as `cumsum`'s; bf16/fp16 over dims not one run in memory: float32 copies of both"
@@ -917,8 +915,7 @@ def _bce_scratch(args, out)->int:
     held, i = out.untyped_storage().nbytes(), out.element_size()
     if red == 0: return held
     if red == 2: return held + i + _two_pass(x, out)  # the sum's result and its threads' partials
-    own = max(4 * x.numel(), 12) + 4 + _two_pass(x, out, 4) if x.dtype in _HALF else max(8 + i, _two_pass(x, out))
-    return held + i + own  # a mean: `mean`'s own (see `_mean_scratch`)
+    return held + _mean_scratch((x,), out)  # a mean: `mean`'s, its result included
 
 def _bce_backward_scratch(args, out)->int:
     "Its backward: the gradient, divided in place by the count for a mean (a wrapped number: 8 B, then cast)"

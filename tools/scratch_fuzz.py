@@ -118,11 +118,10 @@ def pool(r):
     x = torch.randn([r.choice([1, 2, 4]), r.choice([1, 3, 8])] + [r.choice([4, 7, 12]) for _ in range(nd)]).to(dt)
     x = _laid(x, r.choice(['c', 'c', 'cl', 'rev'])).requires_grad_(r.random() < 0.7)
     k, s, pad, ceil = r.choice([2, 3]), r.choice([1, 2, None]), r.choice([0, 1]), r.random() < 0.3
-    mp, ap = getattr(F, f'max_pool{nd}d'), getattr(F, f'avg_pool{nd}d')
+    mp, ap, r_out = getattr(F, f'max_pool{nd}d'), getattr(F, f'avg_pool{nd}d'), r.choice([1, 2, 3])
     f = r.choice([lambda t: mp(t, k, s, pad, ceil_mode=ceil), lambda t: ap(t, k, s, pad, ceil_mode=ceil),
                   lambda t: getattr(F, f'adaptive_avg_pool{nd}d')(t, r_out),
                   lambda t: getattr(F, f'adaptive_max_pool{nd}d')(t, r_out)])
-    r_out = r.choice([1, 2, 3])
     return _grad_step(f, x)
 
 def norm(r):
@@ -236,11 +235,10 @@ def indexing(r):
     V, E, n = r.choice([10, 500]), r.choice([4, 64]), r.choice([1, 8, 40])
     w = _any_layout(r, [V, E], dt).requires_grad_(r.random() < 0.8)
     ids = r.choice([torch.randint(0, V, (n,)), torch.randint(0, V, (n, 3)), torch.randint(0, V, (3, n)).t()])
-    other = torch.randn(V, E).to(dt)
+    other, r_pad, r_cat = torch.randn(V, E).to(dt), r.choice([None, 0]), r.choice([dt, torch.float64])
     f = r.choice([lambda t: F.embedding(ids, t, padding_idx=r_pad), lambda t: t.index_select(0, ids.flatten()),
                   lambda t: t.gather(1, torch.randint(0, E, (V, 3))), lambda t: t[t > 0],
                   lambda t: torch.cat([t, other.to(r_cat)]), lambda t: torch.stack([t, other], 1), lambda t: t[ids]])
-    r_pad, r_cat = r.choice([None, 0]), r.choice([dt, torch.float64])
     return _grad_step(f, w)
 
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
