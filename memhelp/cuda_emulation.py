@@ -196,9 +196,12 @@ def _col2im_storage(args, out):
 _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1_loss.default,
                        torch.ops.aten.binary_cross_entropy.default}
 
+_KERNEL_STORAGES = {}  # operator -> (args, out) -> its outputs in the storages its CPU kernel returns (filled below)
+
 def _loss_storage(func, args, out):
     "`out`; a reduced loss in `_FULL_BUFFER_LOSSES` in the storage its CPU kernel returns: the element-wise buffer"
     if func in (torch.ops.aten.col2im.default, torch.ops.aten.im2col.default): return _col2im_storage(args, out)
+    if (own := _KERNEL_STORAGES.get(func)) is not None: return own(args, out)
     if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
     full = args[0].numel() * out.element_size()
     if out.untyped_storage().nbytes() >= full: return out  # a real kernel's: as it is
@@ -614,7 +617,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `_fft_c2r`, `_embedding_bag`; losses, before `_SCRATCH` had their rules): its
+# Any other operator may (measured: `_fft_c2r`; losses and `_embedding_bag`, before `_SCRATCH` had their rules): its
 # scratch is unknown without a rule, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
@@ -1185,3 +1188,75 @@ def _pack_scratch(args, out)->int:
     n = _pack_copies(x, batch_first, batch_sizes)
     return (_nbytes(data) if n is None else n) + _not_in(torch.contiguous_format, lengths) + _nbytes(data, batch_sizes)
 _SCRATCH[_aten._pack_padded_sequence.default] = _pack_scratch
+
+# %% ../nbs/08_cuda_emulation.ipynb #eb49e1
+def _bag_indices(indices, offsets)->tuple:
+    "(bytes of an index as the kernel reads them, bytes of the copy that gives indices and offsets one dtype)"
+    if indices.dtype == offsets.dtype: return indices.element_size(), 0
+    return 8, (indices if indices.dtype != torch.int64 else offsets).numel() * 8  # the int32 one, as int64
+
+def _offset2bag_build(n:int, n_offsets:int, isz:int)->int:
+    "Bytes `make_offset2bag` holds beside its first buffer of `n` + 1 indices: ones per offset, numbers, the `cumsum`"
+    return max(n_offsets * isz, 8 + (4 if isz == 4 else 0), (n + 1) * isz)
+
+_BAG_ARGS = (None, None, None, False, 0, False, None, False, -1)  # `_embedding_bag`'s defaults
+
+def _embedding_bag_scratch(args, out, grad:bool=True)->int:
+    "`_embedding_bag` (`_forward_only`: `grad` False): its outputs, offset2bag's buffers, bag sizes, float32 buffers"
+    w, ids, offs, _, mode, _, psw, last, pad = (*args, *_BAG_ARGS[len(args):])
+    (isz, promo), N, nb, E = _bag_indices(ids, offs), ids.numel(), offs.shape[0] - bool(last), w.shape[1]
+    fast, half = w.dtype in (torch.float32, *_HALF) and w.stride(1) == 1 and pad < 0 and (
+        psw is None or psw.stride(0) == 1), w.dtype in _HALF  # `is_fast_path`
+    base, o2b, tops = promo + nb * E * w.element_size(), 0, []
+    if mode != 0 or not fast: o2b = (N + 1) * isz; tops.append(base + o2b + _offset2bag_build(N, nb, isz))
+    sized, bag = grad or mode != 0, offs.shape[0] * isz  # bag sizes filled in (their differences, the last one)
+    if sized: tops.append(base + o2b + bag + max((nb - 1) * isz if nb > 1 else 0, isz if nb > 0 else 0))
+    mi = (nb if sized else offs.shape[0]) * isz  # the argmax indices: bag sizes' shape, reallocated in max mode
+    if mode == 2: tops.append(base + o2b + bag + mi + nb * E * isz); mi = nb * E * isz
+    outs, copy = base + o2b + bag + mi, w.numel() * w.element_size() if fast and not w.is_contiguous() else 0
+    if mode == 2: own = 0  # the max's own loop: none of the sums' buffers
+    elif psw is None: own = copy if fast else (E + nb * E) * 4 if half else 0
+    else: own = copy + N * 4 * half if fast else nb * E * 4 * half
+    return max(tops + [outs + own, outs + (2 * nb * isz + nb * w.element_size() if mode == 1 else 0)])
+
+def _embedding_bag_backward_scratch(args, out)->int|None:
+    "`_embedding_bag_backward`: offset2bag again, a contiguous gradient, the weight's, the sort's or max's buffers"
+    g, ids, offs, o2b, bag, mi, _, _, mode, sparse, psw = (*args, None)[:11]
+    if sparse: return None  # a sparse gradient: not measured
+    (isz, base), N, tops = _bag_indices(ids, offs), ids.numel(), []
+    if N and not o2b.numel():  # a sum's fast path made no offset2bag: built again, kept to the end
+        tops.append(base + (N + 1) * isz + _offset2bag_build(N, offs.shape[0], isz)); base += (N + 1) * isz
+    base += (0 if g.is_contiguous() else _nbytes(g)) + _nbytes(out)
+    if mode == 2:  # the bags not empty: counted where their sizes are real; else all of them, which errs high
+        n = mi.shape[0]
+        if not is_fake(bag):
+            with _disable_current_modes(): n = int(bag.count_nonzero())
+        return max(tops + [base + n * mi.shape[1] * (isz + g.element_size()) + 8 * n])
+    picked = N * isz + (N * psw.element_size() if psw is not None else 0)  # bags (and weights) in the sorted order
+    return max(tops + [base + N * isz + 8 * N + max(8 * N, picked)])
+
+def _bag_weights_backward_scratch(args, out)->int:
+    "`_embedding_bag_per_sample_weights_backward`: its gradient, and offset2bag built again where none was given"
+    g, w, ids, offs, o2b = args[:5]
+    (isz, promo), N = _bag_indices(ids, offs), ids.numel()
+    return promo + _nbytes(out) + (0 if o2b.numel() else (N + 1) * isz + _offset2bag_build(N, offs.shape[0], isz))
+
+def _in_storage_of(t, n:int):
+    "`t` as it is, or in a storage of `n` elements where its own is smaller (a kernel's `resize_` kept the larger)"
+    if t.untyped_storage().nbytes() >= n * t.element_size(): return t  # a real kernel's: as it is
+    return torch.empty(n, dtype=t.dtype, device=t.device).as_strided(t.shape, t.stride())
+
+def _bag_storages(args, out, grad:bool=True)->tuple:
+    "`_embedding_bag`'s outputs in its CPU kernel's storages: offset2bag's N + 1 indices, one bag size per offset"
+    w, ids, offs, _, mode, _, psw, last, pad = (*args, *_BAG_ARGS[len(args):])
+    o, o2b, bag, mi = out
+    n = offs.shape[0]  # fakes: offset2bag of N, bag sizes (and a forward-only sum's argmax) of the bags
+    if not grad and mode == 0: mi = _in_storage_of(mi, n)
+    return o, _in_storage_of(o2b, ids.numel() + 1) if o2b.numel() else o2b, _in_storage_of(bag, n), mi
+
+_KERNEL_STORAGES.update({_aten._embedding_bag.default: _bag_storages,
+                         _aten._embedding_bag_forward_only.default: functools.partial(_bag_storages, grad=False)})
+_SCRATCH.update({_aten._embedding_bag.default: _embedding_bag_scratch,
+                 _aten._embedding_bag_forward_only.default: functools.partial(_embedding_bag_scratch, grad=False),
+                 _aten._embedding_bag_backward.default: _embedding_bag_backward_scratch,
+                 _aten._embedding_bag_per_sample_weights_backward.default: _bag_weights_backward_scratch})

@@ -15,6 +15,8 @@ BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul`
 `softmax` and `indexing`. Those found one more under-count, fixed: a boolean mask's `nonzero` inside `x[mask]` and
 `x[mask] = v` (50 of 300 indexing cases under); and unknowns, now sized: 3d pools, activations' backwards such as
 Mish's, `logsumexp`, `cumprod`, transposed 3d convolutions, BCE with `pos_weight`, group norm on channels-last 3d.
+Stop 47 added `embedding_bag` (`nn.EmbeddingBag`, unknown before): seeds 1-5 at 2 threads and one at 1 and 4, 300
+cases each, all exact (max mode's count of bags not empty is read from real sizes; a plan takes all of them).
 At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
 2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
@@ -241,8 +243,30 @@ def indexing(r):
                   lambda t: torch.cat([t, other.to(r_cat)]), lambda t: torch.stack([t, other], 1), lambda t: t[ids]])
     return _grad_step(f, w)
 
+def embedding_bag(r):
+    "embedding bags and their backwards (`nn.EmbeddingBag`): modes, per-sample weights, offsets or 2d, dtypes, layouts"
+    dt = r.choice([torch.float32, torch.bfloat16, torch.float16, torch.float64])
+    V, E = r.choice([10, 500]), r.choice([4, 64])
+    w = r.choice([lambda: _any_layout(r, [V, E], dt), lambda: torch.randn(V, 2 * E).to(dt)[:, :E]])()  # a column slice
+    w.requires_grad_(r.random() < 0.8)
+    mode, idt = r.choice(['sum', 'mean', 'max']), r.choice([torch.int64, torch.int32])
+    pad, last = r.choice([None, 0]), False
+    if r.random() < 0.4:  # 2d: a bag per row
+        ids, offs = torch.randint(0, V, (r.choice([1, 3, 16]), r.choice([1, 5, 20]))).to(idt), None
+        ids = r.choice([ids, ids.t().contiguous().t()])
+    else:  # 1d with offsets: bags of any length, empty ones too, more bags than indices at times
+        N = r.choice([1, 7, 50, 400]); ids = torch.randint(0, V, (N,)).to(idt)
+        offs = torch.sort(torch.randint(0, N, (r.choice([1, 4, 16, 64]),))).values; offs[0] = 0
+        if last := r.random() < 0.3: offs = torch.cat([offs, torch.tensor([N])])
+        offs = offs.to(r.choice([idt, torch.int64, torch.int32]))  # another dtype than the indices' at times
+    ps = torch.rand(ids.shape).to(dt).requires_grad_(r.random() < 0.5) if mode == 'sum' and r.random() < 0.4 else None
+    freq = r.random() < 0.2
+    f = lambda t: F.embedding_bag(ids, t, offs, mode=mode, per_sample_weights=ps, include_last_offset=last,
+                                  padding_idx=pad, scale_grad_by_freq=freq)
+    return _grad_step(f, w, [ps] if ps is not None else [])
+
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
-                                    activation, reduction, softmax, indexing)}
+                                    activation, reduction, softmax, indexing, embedding_bag)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
