@@ -466,8 +466,9 @@ def _values(t, shape, known):
 
 def _make_batch(batch, bs, dev, known=None):
     "`batch` with `bs` rows on `dev`: real (values repeated), or shape-only when `known` follows the integer values"
+    rows = len(tensors_in(batch)[0])  # a tensor of other rows is taken as it is (`memhelp.step._check_rows`)
     def one(t):
-        shape = (bs, *t.shape[1:]) if t.ndim else ()
+        shape = () if not t.ndim else (bs, *t.shape[1:]) if len(t) == rows else tuple(t.shape)
         if known is None: return _values(t, shape, None).to(dev).contiguous()  # real: the whole batch
         try: fake = torch.empty(shape, dtype=t.dtype, device=dev)
         except RuntimeError as e:

@@ -329,6 +329,17 @@ def _resolve_batch(model, input_shape, bs, batch):
     check_int('bs', bs)
     return batch, bs, tuple(ts[0].shape[1:])
 
+def _check_rows(batch, micro_bs:int):
+    "A ValueError if `batch` has integer tensors of other rows than its own and the step's are `micro_bs`, not its own"
+    # a batch's rows are its first tensor's; a tensor of other rows is taken as it is (a mask or positions all rows
+    # share, a flat batch's bag offsets). Integer ones index into the others: scaled, their values would mean nothing
+    ts = tensors_in(batch)
+    odd = [tuple(t.shape) for t in ts if t.ndim and len(t) != len(ts[0]) and not t.is_floating_point()]
+    if odd and micro_bs != len(ts[0]):
+        raise ValueError(f"bs: the batch has {len(ts[0])} rows and integer tensors of other lengths {odd} (offsets of "
+                         f"bags in a flat batch?), which no other batch size can be made from; plan the batch as it is "
+                         f"(bs=None, n_acc=1), or give one whose tensors all have its rows")
+
 # %% ../nbs/07_step.ipynb #c0c576ad
 def split_batch(batch, # one batch as fastai yields it, `(*xb, *yb)`
                 n_inp:int=None, # how many of its items are inputs; all but the last when None (as fastai)
@@ -512,6 +523,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     name, model, compiled = _model_named(model, checkpoint)
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
+    _check_rows(batch, bs // n_acc)
     check_bool('real', real)
     for k, f in (('loss_func', loss_func), ('splitter', splitter)):  # called only mid-step: refused before it
         if f is not None and not callable(f): raise ValueError(f"{k}: must be callable or None, got {f!r}")
