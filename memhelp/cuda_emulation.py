@@ -617,10 +617,10 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: `_fft_c2r`; losses and `_embedding_bag`, before `_SCRATCH` had their rules): its
+# Any other operator may (measured: losses, `_embedding_bag` and the FFTs, before `_SCRATCH` had their rules): its
 # scratch is unknown without a rule, said, never taken as none
 _NO_SCRATCH = frozenset('''
-_fft_c2c _fft_r2c _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
+_local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
@@ -1260,3 +1260,20 @@ _SCRATCH.update({_aten._embedding_bag.default: _embedding_bag_scratch,
                  _aten._embedding_bag_forward_only.default: functools.partial(_embedding_bag_scratch, grad=False),
                  _aten._embedding_bag_backward.default: _embedding_bag_backward_scratch,
                  _aten._embedding_bag_per_sample_weights_backward.default: _bag_weights_backward_scratch})
+
+# %% ../nbs/08_cuda_emulation.ipynb #ff49e1
+def _batch_merges(shape, strides, dims)->bool:
+    "Do the dimensions outside `dims` (of more than one element) merge into one, in stride order (TensorIterator)"
+    b = sorted((st, n) for i, (n, st) in enumerate(zip(shape, strides)) if i not in dims and n > 1)
+    return all(s2 == s1 * n1 for (s1, n1), (s2, _) in zip(b, b[1:]))
+
+def _fft_scratch(args, out)->int:
+    "`_fft_r2c`, `_fft_c2c`, `_fft_c2r`: the output, and a copy of an input whose other dimensions do not merge"
+    x = args[0]; dims = [d % x.ndim for d in args[1]]
+    if out.dtype.is_floating_point and len(dims) > 1: return _nbytes(out) + 2 * _nbytes(x)  # c2r: a bound (above)
+    dense = torch.empty(out.shape, device='meta').stride()  # measured against the output's shape laid out densely
+    merges = _batch_merges(x.shape, x.stride(), dims) and _batch_merges(out.shape, dense, dims)
+    return _nbytes(out) + (0 if merges else _nbytes(x))
+
+_SCRATCH.update({_aten._fft_r2c.default: _fft_scratch, _aten._fft_c2c.default: _fft_scratch,
+                 _aten._fft_c2r.default: _fft_scratch})

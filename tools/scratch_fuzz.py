@@ -16,7 +16,9 @@ BCE to `losses` and the families `pool`, `norm`, `resize`, `attention`, `matmul`
 `x[mask] = v` (50 of 300 indexing cases under); and unknowns, now sized: 3d pools, activations' backwards such as
 Mish's, `logsumexp`, `cumprod`, transposed 3d convolutions, BCE with `pos_weight`, group norm on channels-last 3d.
 Stop 47 added `embedding_bag` (`nn.EmbeddingBag`, unknown before): seeds 1-5 at 2 threads and one at 1 and 4, 300
-cases each, all exact (max mode's count of bags not empty is read from real sizes; a plan takes all of them).
+cases each, all exact (max mode's count of bags not empty is read from real sizes; a plan takes all of them), and
+`fft` (`_fft_c2r` unknown before; `_fft_r2c`, `_fft_c2c` taken as scratch-free, which off the last dimension they
+are not: under-counts, now sized).
 At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
 2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
@@ -265,8 +267,16 @@ def embedding_bag(r):
                                   padding_idx=pad, scale_grad_by_freq=freq)
     return _grad_step(f, w, [ps] if ps is not None else [])
 
+def fft(r):
+    "inverse real FFTs (spectral layers, FNOs): irfft, irfft2, irfftn over random dims, layouts, dtypes; backwards"
+    nd, dt = r.choice([1, 2, 3, 4]), r.choice([torch.float32, torch.float64])
+    x = _any_layout(r, [r.choice([1, 2, 5, 8, 16, 17]) for _ in range(nd)], dt).requires_grad_(r.random() < 0.5)
+    dims = sorted(r.sample(range(nd), r.choice(range(1, nd + 1))))
+    inv = r.choice([lambda z: torch.fft.irfft(z, dim=dims[-1]), lambda z: torch.fft.irfftn(z, dim=dims)])
+    return _grad_step(lambda t: inv(torch.fft.rfftn(t, dim=dims)), x)
+
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
-                                    activation, reduction, softmax, indexing, embedding_bag)}
+                                    activation, reduction, softmax, indexing, embedding_bag, fft)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
