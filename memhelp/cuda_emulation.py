@@ -617,15 +617,16 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
-# Any other operator may (measured: losses, `_embedding_bag` and the FFTs, before `_SCRATCH` had their rules): its
+# Any other operator may (measured: losses, `_embedding_bag`, the FFTs and weight norm, before `_SCRATCH` had their
+# rules; the last two had been listed here from contiguous cases, and take scratch in others): its
 # scratch is unknown without a rule, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
-new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot _weight_norm_interface
-_weight_norm_interface_backward full_like as_strided_ hardswish'''.split()) | frozenset('''
+new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot full_like as_strided_
+hardswish'''.split()) | frozenset('''
 elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_backward mish_backward softplus_backward
 _prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split())
 # the second set: activations' kernels (fastai's Mish, ReLU6, ELU, GLU...) that no tag says are pointwise, none beyond
@@ -1277,3 +1278,13 @@ def _fft_scratch(args, out)->int:
 
 _SCRATCH.update({_aten._fft_r2c.default: _fft_scratch, _aten._fft_c2c.default: _fft_scratch,
                  _aten._fft_c2r.default: _fft_scratch})
+
+# %% ../nbs/08_cuda_emulation.ipynb #wn49e1
+def _weight_norm_scratch(args, out)->int|None:
+    "`_weight_norm_interface` and its backward: outputs only along dim 0 of contiguous tensors (measured); else unknown"
+    dim = args[-1] if len(args) > 2 and isinstance(args[-1], int) else 0
+    if dim != 0 or not all(t.is_contiguous() for t in args if isinstance(t, torch.Tensor)): return None
+    return _new_bytes(out, args)
+
+_SCRATCH.update({_aten._weight_norm_interface.default: _weight_norm_scratch,
+                 _aten._weight_norm_interface_backward.default: _weight_norm_scratch})
