@@ -199,7 +199,7 @@ _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1
 _KERNEL_STORAGES = {}  # operator -> (args, out) -> its outputs in the storages its CPU kernel returns (filled below)
 
 def _loss_storage(func, args, out):
-    "`out`; a reduced loss in `_FULL_BUFFER_LOSSES` in the storage its CPU kernel returns: the element-wise buffer"
+    "`out` in the storages its CPU kernel returns: `col2im`'s, `_KERNEL_STORAGES`' operators', a reduced loss's buffer"
     if func in (torch.ops.aten.col2im.default, torch.ops.aten.im2col.default): return _col2im_storage(args, out)
     if (own := _KERNEL_STORAGES.get(func)) is not None: return own(args, out)
     if func not in _FULL_BUFFER_LOSSES or out.ndim: return out
@@ -1249,8 +1249,7 @@ def _in_storage_of(t, n:int):
 
 def _bag_storages(args, out, grad:bool=True)->tuple:
     "`_embedding_bag`'s outputs in its CPU kernel's storages: offset2bag's N + 1 indices, one bag size per offset"
-    w, ids, offs, _, mode, _, psw, last, pad = (*args, *_BAG_ARGS[len(args):])
-    o, o2b, bag, mi = out
+    (ids, offs), mode, (o, o2b, bag, mi) = args[1:3], (*args, *_BAG_ARGS[len(args):])[4], out
     n = offs.shape[0]  # fakes: offset2bag of N, bag sizes (and a forward-only sum's argmax) of the bags
     if not grad and mode == 0: mi = _in_storage_of(mi, n)
     return o, _in_storage_of(o2b, ids.numel() + 1) if o2b.numel() else o2b, _in_storage_of(bag, n), mi
@@ -1272,7 +1271,7 @@ def _fft_scratch(args, out)->int:
     "`_fft_r2c`, `_fft_c2c`, `_fft_c2r`: the output, and a copy of an input whose other dimensions do not merge"
     x = args[0]; dims = [d % x.ndim for d in args[1]]
     if out.dtype.is_floating_point and len(dims) > 1: return _nbytes(out) + 2 * _nbytes(x)  # c2r: a bound (above)
-    dense = torch.empty(out.shape, device='meta').stride()  # measured against the output's shape laid out densely
+    dense = make_contiguous_strides_for(out.shape)  # measured against the output's shape laid out densely
     merges = _batch_merges(x.shape, x.stride(), dims) and _batch_merges(out.shape, dense, dims)
     return _nbytes(out) + (0 if merges else _nbytes(x))
 
