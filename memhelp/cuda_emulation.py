@@ -616,7 +616,8 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # timm, Hugging Face, hand-written: every allocation the profiler saw inside each call; torch 2.14.1, oneDNN off).
 # Each was then run again with its tensors in other layouts (transposed, channels-last, strided slices) and dtypes
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
-# Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s) and factories take none either.
+# Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s and `_cast_scratch`'s; those written
+# in other operators, such as `isinf`, have rules) and factories take none either.
 # Any other operator may (measured: losses, `_embedding_bag`, the FFTs and weight norm, before `_SCRATCH` had their
 # rules; the last two had been listed here from contiguous cases, and take scratch in others): its
 # scratch is unknown without a rule, said, never taken as none
@@ -650,7 +651,7 @@ _PROMOTING = {'add', 'sub', 'rsub', 'mul', 'div', 'eq', 'ne', 'gt', 'ge', 'lt', 
               'fmax', 'fmin', 'atan2', 'remainder', 'fmod', 'floor_divide', 'logical_and', 'logical_or', 'logical_xor',
               'bitwise_and', 'bitwise_or', 'bitwise_xor', 'copysign', 'hypot', 'xlogy', 'addcmul', 'addcdiv', 'pow'}
 _SCALAR_WRAPS = _PROMOTING - {'where', 'pow', 'addcmul', 'addcdiv'}  # their `.Scalar` kernels wrap the number too
-_TO_FLOAT = {'atan2', 'hypot', 'xlogy'}  # and `div` without a rounding mode: integers promote to a float
+_TO_FLOAT = {'atan2', 'hypot', 'xlogy', 'copysign'}  # and `div` without a rounding mode: integers promote to a float
 
 @functools.cache
 def _schema_of(func)->tuple:
@@ -658,7 +659,7 @@ def _schema_of(func)->tuple:
     return (func.overloadpacket.__name__.rstrip('_'),
             tuple(i for i, s in enumerate(func._schema.arguments) if isinstance(s.type, torch.TensorType)))
 
-def _number_scratch(func, args, kwargs)->int:
+def _number_scratch(func, args, kwargs, out)->int:
     "Bytes `func` holds for Python numbers made 0-dim tensors and for operands cast to their common dtype (CPU)"
     # a number where the schema has a Tensor was wrapped by the argument parser (`wrapped_scalar_tensor`, ATen's
     # ScalarOps.h: a real CPU tensor outside any operator, alive for the call); a dispatch mode is given the number
@@ -681,6 +682,9 @@ def _number_scratch(func, args, kwargs)->int:
                 own, k = (a.dtype, a.numel()) if isinstance(a, torch.Tensor) else (_WRAPPED[type(a)], 1)
                 if own != common: n += k * common.itemsize
             if func._schema.name.endswith('_') and args[0].dtype != common: n += args[0].numel() * common.itemsize
+        if name == 'where' and isinstance(args[0], torch.Tensor) and args[0].dtype != torch.bool:
+            n += args[0].numel()  # a uint8 condition (deprecated) is made bool first
+    else: n = _cast_scratch(func, args, out)  # every other elementwise operator (below)
     return n + sum(_WRAPPED[type(args[i])].itemsize for i in wrapped)
 
 def _new_bytes(out, args)->int:
@@ -719,7 +723,7 @@ class _CpuKernels(TorchDispatchMode):
         out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
         rule = _SCRATCH.get(func) or (None if _scratch_free(func) else _unsized)
-        numbers = _number_scratch(func, args, kwargs) - kept
+        numbers = _number_scratch(func, args, kwargs, out) - kept
         if (kw := _KEYWORD_ARGS.get(func)) is not None:  # keyword-only arguments its rule reads: after the others
             args = (*args, *((kwargs or {}).get(k, d) for k, d in kw))
         if rule is None and not numbers: return out
@@ -727,6 +731,61 @@ class _CpuKernels(TorchDispatchMode):
         note_kernel_scratch(None if n is None else n + numbers)  # the numbers and casts live as long as the call
         if n is None: self.unsized.add(func.overloadpacket.__name__)
         return out
+
+
+# %% ../nbs/08_cuda_emulation.ipynb #pw50e1
+_NOT_CAST = {'mask', 'condition'}  # arguments an elementwise kernel reads as they are, whatever their dtype
+_TI_BACKWARDS = {'hardsigmoid_backward', 'hardswish_backward', 'mish_backward'}  # TensorIterator's, no pointwise tag
+
+@functools.cache
+def _cast_operands(func)->tuple:
+    "Positions of the operands an elementwise `func` casts to its common dtype; () if not one, or in `_PROMOTING`"
+    name = _schema_of(func)[0]
+    if name in _PROMOTING or not (torch.Tag.pointwise in func.tags or name in _TI_BACKWARDS): return ()
+    tensor = lambda t: isinstance(t, torch.TensorType) or (  # `Tensor?` too: `clamp`'s bounds
+        isinstance(t, torch.OptionalType) and isinstance(t.getElementType(), torch.TensorType))
+    return tuple(i for i, a in enumerate(func._schema.arguments) if tensor(a.type) and a.name not in _NOT_CAST)
+
+def _cast_scratch(func, args, out)->int:
+    "Bytes elementwise `func` holds for operands copied to its common dtype (CPU): TensorIterator's promotion"
+    ops = [a for a in (args[i] for i in _cast_operands(func) if i < len(args))
+           if isinstance(a, torch.Tensor) or type(a) in _WRAPPED]
+    res = out if isinstance(out, torch.Tensor) else next(iter(tensors_in(out)), None)
+    if not ops or res is None: return 0
+    dtype = lambda a: a.dtype if isinstance(a, torch.Tensor) else _WRAPPED[type(a)]
+    if len(dts := {dtype(a) for a in ops}) == 1 and all(isinstance(a, torch.Tensor) for a in ops):  # most calls
+        if (d := dts.pop()).is_floating_point or d.is_complex or not res.dtype.is_floating_point: return 0
+    common = elementwise_dtypes(*ops, type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)[1]
+    if res.dtype.is_floating_point and not (common.is_floating_point or common.is_complex): common = res.dtype
+    n = sum((a.numel() if isinstance(a, torch.Tensor) else 1) * common.itemsize for a in ops if dtype(a) != common)
+    if func._schema.name.endswith('_') and args[0].dtype != common: n += args[0].numel() * common.itemsize
+    return n
+
+def _number_bytes(dtype)->int:
+    "A number's 0-dim float64 tensor inside a kernel, and its cast to `dtype` (none to float64)"
+    return 8 + (0 if dtype == torch.float64 else dtype.itemsize)
+
+def _isinf_scratch(args, out)->int|None:
+    "`isinf`: `self.abs() == inf` (TensorCompare.cpp), with the number's tensor and cast; an integer input: none"
+    x = args[0]
+    if x.is_complex(): return None  # the real and imaginary parts' own: not measured
+    return _nbytes(out) + (x.numel() * x.element_size() + _number_bytes(x.dtype) if x.is_floating_point() else 0)
+
+def _by_number_scratch(args, out)->int:
+    "`deg2rad`, `rad2deg`: times a number (UnaryOps.cpp), its 0-dim float64 tensor and that cast to the output's dtype"
+    return _number_bytes(out.dtype) + _new_bytes(out, args)  # an integer input's float copy: `_cast_scratch`'s
+
+def _dropout_backward_scratch(args, out)->int|None:
+    "`native_dropout_backward`: `grad * mask` (each cast to the output's dtype first), then that times the scale"
+    if not args[0].is_floating_point(): return None  # an integer gradient's product is integer: not measured
+    casts = sum(t.numel() * out.element_size() for t in args[:2] if t.dtype != out.dtype)
+    return _nbytes(out) + max(casts, _number_bytes(out.dtype) + _nbytes(out))  # the product, then the casts or the rest
+
+_SCRATCH.update({_aten.isinf.default: _isinf_scratch, _aten.native_dropout_backward.default: _dropout_backward_scratch,
+                 **{getattr(_aten, f).default: _by_number_scratch
+                    for f in ('deg2rad', 'deg2rad_', 'rad2deg', 'rad2deg_')},
+                 **{getattr(_aten, f).default: _unsized for f in ('mvlgamma', 'mvlgamma_', 'ldexp_')},
+                 _aten.ldexp.Tensor: _unsized})
 
 
 # %% ../nbs/08_cuda_emulation.ipynb #up27e1

@@ -19,6 +19,10 @@ Stop 47 added `embedding_bag` (`nn.EmbeddingBag`, unknown before): seeds 1-5 at 
 cases each, all exact (max mode's count of bags not empty is read from real sizes; a plan takes all of them), and
 `fft` (`_fft_c2r` unknown before; `_fft_r2c`, `_fft_c2c` taken as scratch-free, which off the last dimension they
 are not: under-counts, now sized).
+Stop 48 added `pointwise`: every pointwise-tagged operator with operands of random dtypes. It found TensorIterator's
+casts to the common dtype taken as none outside `_PROMOTING`'s arithmetic (a bf16 `clamp` with float32 bounds, `sqrt`
+of int64), and `isinf`, `deg2rad`, `rad2deg` and `native_dropout_backward` holding their inner operators' results:
+all under-counts, now sized (`ldexp` and `mvlgamma`: unknown).
 At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
 2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
@@ -275,8 +279,43 @@ def fft(r):
     inv = r.choice([lambda z: torch.fft.irfft(z, dim=dims[-1]), lambda z: torch.fft.irfftn(z, dim=dims)])
     return _grad_step(lambda t: inv(torch.fft.rfftn(t, dim=dims)), x)
 
+_DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
+           torch.bool]
+_POINTWISE = None  # every pointwise-tagged aten overload (no `out=`), listed at the first case
+
+def _pointwise_ops()->list:
+    global _POINTWISE
+    if _POINTWISE is None:
+        packets = (getattr(torch.ops.aten, n) for n in dir(torch.ops.aten))
+        _POINTWISE = [getattr(p, o) for p in packets if hasattr(p, 'overloads') for o in p.overloads()
+                      if torch.Tag.pointwise in getattr(p, o).tags
+                      and not any(a.is_out for a in getattr(p, o)._schema.arguments)]
+    return _POINTWISE
+
+def _operand(r, shape, dt):
+    if dt.is_floating_point: return (torch.rand(shape) * 2 + 0.1).to(dt)
+    return torch.rand(shape) > 0.5 if dt == torch.bool else torch.randint(1, 4, tuple(shape)).to(dt)
+
+def pointwise(r):
+    "every pointwise-tagged operator, its tensors of random dtypes (mixed: TensorIterator's casts), shapes, 0-dim ones"
+    f, shape = r.choice(_pointwise_ops()), [r.choice([1, 3, 16, 33]) for _ in range(r.choice([1, 2, 3]))]
+    plain = {'Scalar': lambda: r.choice([2, 0.5]), 'float': lambda: 0.5, 'int': lambda: 1, 'SymInt': lambda: 1,
+             'bool': lambda: False, 'str?': lambda: None, 'Generator?': lambda: None}
+    args = []
+    for a in f._schema.arguments:
+        t = str(a.type).removesuffix('?') if str(a.type) != 'str?' else 'str?'
+        if a.kwarg_only and a.default_value is not None: continue
+        if t == 'Tensor': args.append(_operand(r, shape if r.random() < 0.8 else [], r.choice(_DTYPES)))
+        elif t in plain or str(a.type) in plain: args.append(plain.get(t, plain.get(str(a.type)))())
+        else: raise ValueError(f"{f}: no sample for {a.type}")
+    if f._schema.name.endswith('_'): run = lambda: f(args[0].clone(), *args[1:])
+    else: run = lambda: f(*args)
+    try: run()
+    except Exception as e: raise ValueError(str(e)) from None  # a combination of dtypes the operator refuses
+    return run
+
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
-                                    activation, reduction, softmax, indexing, embedding_bag, fft)}
+                                    activation, reduction, softmax, indexing, embedding_bag, fft, pointwise)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
