@@ -623,7 +623,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # scratch is unknown without a rule, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
-grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put linalg_vector_norm
+grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot full_like as_strided_
@@ -756,13 +756,14 @@ def _cast_scratch(func, args, out)->int:
     "Bytes elementwise `func` holds for operands copied to its common dtype (CPU): TensorIterator's promotion"
     ops = [a for a in (args[i] for i in _cast_operands(func) if i < len(args))
            if isinstance(a, torch.Tensor) or type(a) in _WRAPPED]
-    res = out if isinstance(out, torch.Tensor) else next(iter(tensors_in(out)), None)
-    if not ops or res is None: return 0
+    res = out if isinstance(out, torch.Tensor) else next(iter(tensors_in(out)), None)  # None: `equal`'s bool
+    if not ops: return 0
+    to_float = res is not None and res.dtype.is_floating_point  # a float out of integers: a float operator's
     dtype = lambda a: a.dtype if isinstance(a, torch.Tensor) else _WRAPPED[type(a)]
     if len(dts := {dtype(a) for a in ops}) == 1 and all(isinstance(a, torch.Tensor) for a in ops):  # most calls
-        if (d := dts.pop()).is_floating_point or d.is_complex or not res.dtype.is_floating_point: return 0
+        if (d := dts.pop()).is_floating_point or d.is_complex or not to_float: return 0
     common = elementwise_dtypes(*ops, type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)[1]
-    if res.dtype.is_floating_point and not (common.is_floating_point or common.is_complex): common = res.dtype
+    if to_float and not (common.is_floating_point or common.is_complex): common = res.dtype
     n = sum((a.numel() if isinstance(a, torch.Tensor) else 1) * common.itemsize for a in ops if dtype(a) != common)
     if func._schema.name.endswith('_') and args[0].dtype != common: n += args[0].numel() * common.itemsize
     return n
@@ -1344,11 +1345,38 @@ _SCRATCH.update({_aten._fft_r2c.default: _fft_scratch, _aten._fft_c2c.default: _
                  _aten._fft_c2r.default: _fft_scratch})
 
 # %% ../nbs/08_cuda_emulation.ipynb #wn49e1
+def _weight_norm_buffer(v, dim:int, rows:int, itemsize:int)->int|None:
+    "WeightNormKernel.cpp's buffer: none along dim 0, `rows` rows of the last dim along it; None off those or strided"
+    if dim not in (0, v.ndim - 1): return None
+    return 0 if dim == 0 else rows * v.shape[-1] * itemsize
+
 def _weight_norm_scratch(args, out)->int|None:
-    "`_weight_norm_interface` and its backward: outputs only along dim 0 of contiguous tensors (measured); else unknown"
-    dim = args[-1] if len(args) > 2 and isinstance(args[-1], int) else 0
-    if dim != 0 or not all(t.is_contiguous() for t in args if isinstance(t, torch.Tensor)): return None
-    return _new_bytes(out, args)
+    "`_weight_norm_interface`: its outputs; along the last dim, a buffer row per thread in the norm's dtype"
+    (v, g), dim, norm = args[:2], args[2] if len(args) > 2 else 0, out[1]  # dim 0: not passed on
+    if not (v.is_contiguous() and g.is_contiguous()): return None  # `torch._weight_norm` makes them contiguous first
+    n = _weight_norm_buffer(v, dim, torch.get_num_threads(), norm.element_size())
+    return None if n is None else n + _new_bytes(out, args)
+
+def _weight_norm_backward_scratch(args, out)->int|None:
+    "Its backward: a row per thread for the partial sums, at least 3 (then the sums and two coefficients per column)"
+    grad_w, v, g, norm, dim = args[:5]
+    if not all(t.is_contiguous() for t in (grad_w, v, g, norm)): return None
+    n = _weight_norm_buffer(v, dim, max(3, torch.get_num_threads()), norm.element_size())
+    return None if n is None else n + _new_bytes(out, args)
 
 _SCRATCH.update({_aten._weight_norm_interface.default: _weight_norm_scratch,
-                 _aten._weight_norm_interface_backward.default: _weight_norm_scratch})
+                 _aten._weight_norm_interface_backward.default: _weight_norm_backward_scratch})
+
+
+# %% ../nbs/08_cuda_emulation.ipynb #vn50e1
+def _vector_norm_scratch(args, out)->int|None:
+    "`linalg_vector_norm`, `norm`: the output; asked for a dtype not the input's, the input cast to it first (measured)"
+    x, dtype = args[0], args[-1]  # a `dtype=` keyword: put last by `_KEYWORD_ARGS`
+    p, dims = (args[1] if len(args) > 1 else 2), (args[2] if len(args) > 2 and isinstance(args[2], list) else [])
+    if p == 0 and all(x.shape[d] == 1 for d in dims or range(x.ndim)): return None  # `x != 0` of size-1 dims: not sized
+    return (x.numel() * dtype.itemsize if isinstance(dtype, torch.dtype) and dtype != x.dtype else 0) + _nbytes(out)
+
+_NORMS_BY_DTYPE = (_aten.linalg_vector_norm.default, _aten.norm.ScalarOpt_dim_dtype, _aten.norm.ScalarOpt_dtype)
+_SCRATCH.update({f: _vector_norm_scratch for f in (*_NORMS_BY_DTYPE, _aten.norm.Scalar, _aten.norm.ScalarOpt_dim)})
+_KEYWORD_ARGS.update({f: (('dtype', None),) for f in _NORMS_BY_DTYPE})
+

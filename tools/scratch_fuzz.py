@@ -22,7 +22,9 @@ are not: under-counts, now sized).
 Stop 48 added `pointwise`: every pointwise-tagged operator with operands of random dtypes. It found TensorIterator's
 casts to the common dtype taken as none outside `_PROMOTING`'s arithmetic (a bf16 `clamp` with float32 bounds, `sqrt`
 of int64), and `isinf`, `deg2rad`, `rad2deg` and `native_dropout_backward` holding their inner operators' results:
-all under-counts, now sized (`ldexp` and `mvlgamma`: unknown).
+all under-counts, now sized (`ldexp` and `mvlgamma`: unknown). It also added `weight_norm` (the last dim's
+buffer, unknown before: now sized, all exact) and `vector_norm` (asked for another dtype, a norm casts its input first:
+an under-count, now sized).
 At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
 2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
@@ -279,17 +281,34 @@ def fft(r):
     inv = r.choice([lambda z: torch.fft.irfft(z, dim=dims[-1]), lambda z: torch.fft.irfftn(z, dim=dims)])
     return _grad_step(lambda t: inv(torch.fft.rfftn(t, dim=dims)), x)
 
+def weight_norm(r):
+    "weight norm's fused kernel (`torch._weight_norm`): dim 0, the last or another, 1-4 dims, dtypes, a permuted weight"
+    nd, dt = r.choice([1, 2, 3, 4]), r.choice([torch.float32, torch.float64, torch.bfloat16])
+    shape = [r.choice([1, 2, 3, 8, 17, 64]) for _ in range(nd)]; dim = r.choice([0, nd - 1, r.randrange(nd)])
+    v = _laid(torch.randn(shape), r.choice(['c', 'c', 'rev'])).to(dt).requires_grad_()
+    g = torch.randn([s if i == dim else 1 for i, s in enumerate(shape)]).to(dt).requires_grad_(r.random() < 0.8)
+    return _grad_step(lambda t: torch._weight_norm(t, g, dim), v, [g] if g.requires_grad else [])
+
+def vector_norm(r):
+    "vector norms (`linalg_vector_norm`, the legacy `norm`): orders, dims, keepdim, `dtype=`, dtypes, layouts"
+    nd, dt = r.choice([1, 2, 3, 4]), r.choice([torch.float32, torch.float64, torch.bfloat16, torch.float16])
+    x = _any_layout(r, [r.choice([1, 2, 3, 7, 16, 33, 200]) for _ in range(nd)], dt)
+    dims, p = sorted(r.sample(range(nd), r.choice(range(1, nd + 1)))), r.choice([2, 1, 3, float('inf'), 0, 0.5])
+    kw, kd = r.choice([{}, dict(dtype=torch.float32), dict(dtype=torch.float64)]), r.random() < 0.5
+    return r.choice([lambda: torch.linalg.vector_norm(x, p, dims, kd, **kw), lambda: torch.linalg.vector_norm(x, p, **kw),
+                     lambda: torch.ops.aten.norm.ScalarOpt_dim(x, p, dims, kd), lambda: torch.ops.aten.norm.Scalar(x, p),
+                     lambda: torch.ops.aten.norm.ScalarOpt_dim_dtype(x, p, dims, kd, dtype=kw.get('dtype', dt))])
+
 _DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
            torch.bool]
 _POINTWISE = None  # every pointwise-tagged aten overload (no `out=`), listed at the first case
 
 def _pointwise_ops()->list:
     global _POINTWISE
-    if _POINTWISE is None:
-        packets = (getattr(torch.ops.aten, n) for n in dir(torch.ops.aten))
-        _POINTWISE = [getattr(p, o) for p in packets if hasattr(p, 'overloads') for o in p.overloads()
-                      if torch.Tag.pointwise in getattr(p, o).tags
-                      and not any(a.is_out for a in getattr(p, o)._schema.arguments)]
+    if _POINTWISE is None:  # every registered name, sorted: `dir(torch.ops.aten)` lists only those looked up so far
+        names = sorted(n[6:] for n in torch._C._dispatch_get_all_op_names() if n.startswith('aten::'))
+        ops = [getattr(getattr(torch.ops.aten, p), o or 'default') for p, _, o in (n.partition('.') for n in names)]
+        _POINTWISE = [f for f in ops if torch.Tag.pointwise in f.tags and not any(a.is_out for a in f._schema.arguments)]
     return _POINTWISE
 
 def _operand(r, shape, dt):
@@ -315,7 +334,8 @@ def pointwise(r):
     return run
 
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
-                                    activation, reduction, softmax, indexing, embedding_bag, fft, pointwise)}
+                                    activation, reduction, softmax, indexing, embedding_bag, fft, pointwise,
+                                    weight_norm, vector_norm)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
