@@ -281,6 +281,7 @@ class _KnownValues(TorchDispatchMode):
         kwargs = kwargs or {}; _one_dtype(func, args)
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
+        if func in _DRAWS: return _largest_draw(self, func, args, kwargs)
         if func in _MASK_INDEXED and any(_is_mask(m) for m in args[1]):  # sizes from the masks' True elements
             args, temp = _masks_as_indices(self, args)
             out = self.__torch_dispatch__(func, types, args, kwargs)
@@ -313,6 +314,24 @@ class _KnownValues(TorchDispatchMode):
             self.values[f] = r
             if batch: self.of_batch[f] = True
         return out
+
+_DRAWS = {torch.ops.aten.rand.default, torch.ops.aten.rand_like.default, torch.ops.aten.uniform_.default}
+_DRAW_TAKEN = ("a random number the model reads (LayerDrop's `torch.rand([]) < p`, which skips a layer) is taken "
+               "at its largest, just below 1: every layer LayerDrop could skip runs, the most memory; a model that "
+               "does more work on a small draw is planned without it")
+
+def _largest_draw(known:_KnownValues, func, args, kwargs):
+    "A random draw of one number (`torch.rand([])`), followed at its largest value and said; larger draws: not followed"
+    out = func(*args, **kwargs)
+    if out.numel() != 1:
+        if func._schema.is_mutable: known.values.pop(args[0], None)  # drawn in place: its old values are stale
+        return out
+    top = kwargs.get('to', args[2] if func._schema.is_mutable and len(args) > 2 else 1.0)  # `uniform_`'s `to`
+    with _disable_current_modes():
+        top = torch.full(out.shape, float(top), dtype=out.dtype)
+        known.values[out] = torch.nextafter(top, top - 1)  # a draw is below its bound: the largest value that is
+    known.unknowns[_DRAW_TAKEN] = None
+    return out
 
 _CONSTANT_FACTORIES = {torch.ops.aten.ones, torch.ops.aten.zeros, torch.ops.aten.full, torch.ops.aten.arange}
 
