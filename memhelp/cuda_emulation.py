@@ -618,9 +618,9 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # (float64, bf16, fp16) and took none there either (the operators that did have rules: `_LAYOUT_RULES` below).
 # Views, pointwise operators (TensorIterator: their casts are `_number_scratch`'s and `_cast_scratch`'s; those written
 # in other operators, such as `isinf`, have rules) and factories take none either.
-# Any other operator may (measured: losses, `_embedding_bag`, the FFTs and weight norm, before `_SCRATCH` had their
-# rules; the last two had been listed here from contiguous cases, and take scratch in others): its
-# scratch is unknown without a rule, said, never taken as none
+# Any other operator may (measured: losses, `_embedding_bag`, the FFTs, weight norm and `linalg_vector_norm`, before
+# `_SCRATCH` had their rules; the last three had been listed here from contiguous cases or calls without `dtype=`, and
+# take scratch in others): its scratch is unknown without a rule, said, never taken as none
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
@@ -1346,7 +1346,7 @@ _SCRATCH.update({_aten._fft_r2c.default: _fft_scratch, _aten._fft_c2c.default: _
 
 # %% ../nbs/08_cuda_emulation.ipynb #wn49e1
 def _weight_norm_buffer(v, dim:int, rows:int, itemsize:int)->int|None:
-    "WeightNormKernel.cpp's buffer: none along dim 0, `rows` rows of the last dim along it; None off those or strided"
+    "WeightNormKernel.cpp's buffer: none along dim 0, `rows` rows of the last dim along it; None along another"
     if dim not in (0, v.ndim - 1): return None
     return 0 if dim == 0 else rows * v.shape[-1] * itemsize
 
