@@ -1380,3 +1380,29 @@ _NORMS_BY_DTYPE = (_aten.linalg_vector_norm.default, _aten.norm.ScalarOpt_dim_dt
 _SCRATCH.update({f: _vector_norm_scratch for f in (*_NORMS_BY_DTYPE, _aten.norm.Scalar, _aten.norm.ScalarOpt_dim)})
 _KEYWORD_ARGS.update({f: (('dtype', None),) for f in _NORMS_BY_DTYPE})
 
+
+# %% ../nbs/08_cuda_emulation.ipynb #pd50e1
+def _pad_layout(x, k:int):
+    "The layout `PaddingKernel.cpp` pads `x` in (`k`-d): channels-last for a batch of 2d/3d ones in it, else contiguous"
+    fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.ndim)
+    return fmt if x.ndim == k + 2 and k > 1 and suggest_memory_format(x) == fmt else torch.contiguous_format
+
+def _pad_scratch(args, out, k:int)->int|None:
+    "Reflection or replication padding: the output, and a copy of an input in neither layout the kernel runs in"
+    x, fmt = args[0], _pad_layout(args[0], k)
+    if x.is_contiguous(memory_format=fmt): return _nbytes(out)
+    return _nbytes(x, out) if suggest_memory_format(x) == torch.contiguous_format else None
+
+def _pad_backward_scratch(args, out, k:int)->int|None:
+    "Its backward: a copy of a gradient not in the input's layout, and in channels-last a temporary input gradient"
+    g, x = args[:2]; fmt = _pad_layout(x, k)
+    if fmt == torch.contiguous_format and suggest_memory_format(x) != fmt: return None  # not measured alike
+    if g.is_contiguous(memory_format=fmt): return _nbytes(out)
+    if fmt != torch.contiguous_format: return _nbytes(g) + 2 * _nbytes(out)
+    return _nbytes(g, out) if suggest_memory_format(g) == torch.contiguous_format else None
+
+for _k in (1, 2, 3):
+    for _kind in ('reflection', 'replication'):
+        _SCRATCH[getattr(_aten, f'{_kind}_pad{_k}d').default] = functools.partial(_pad_scratch, k=_k)
+        _SCRATCH[getattr(_aten, f'{_kind}_pad{_k}d_backward').default] = functools.partial(_pad_backward_scratch, k=_k)
+

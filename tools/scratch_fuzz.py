@@ -24,7 +24,7 @@ casts to the common dtype taken as none outside `_PROMOTING`'s arithmetic (a bf1
 of int64), and `isinf`, `deg2rad`, `rad2deg` and `native_dropout_backward` holding their inner operators' results:
 all under-counts, now sized (`ldexp` and `mvlgamma`: unknown). It also added `weight_norm` (the last dim's
 buffer, unknown before: now sized, all exact) and `vector_norm` (asked for another dtype, a norm casts its input first:
-an under-count, now sized).
+an under-count, now sized), and `pad` (reflection and replication padding, unknown before: sized).
 At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
 2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
@@ -295,9 +295,24 @@ def vector_norm(r):
     x = _any_layout(r, [r.choice([1, 2, 3, 7, 16, 33, 200]) for _ in range(nd)], dt)
     dims, p = sorted(r.sample(range(nd), r.choice(range(1, nd + 1)))), r.choice([2, 1, 3, float('inf'), 0, 0.5])
     kw, kd = r.choice([{}, dict(dtype=torch.float32), dict(dtype=torch.float64)]), r.random() < 0.5
-    return r.choice([lambda: torch.linalg.vector_norm(x, p, dims, kd, **kw), lambda: torch.linalg.vector_norm(x, p, **kw),
-                     lambda: torch.ops.aten.norm.ScalarOpt_dim(x, p, dims, kd), lambda: torch.ops.aten.norm.Scalar(x, p),
-                     lambda: torch.ops.aten.norm.ScalarOpt_dim_dtype(x, p, dims, kd, dtype=kw.get('dtype', dt))])
+    aten = torch.ops.aten
+    vn = torch.linalg.vector_norm
+    return r.choice([lambda: vn(x, p, dims, kd, **kw), lambda: vn(x, p, **kw),
+                     lambda: aten.norm.ScalarOpt_dim(x, p, dims, kd), lambda: aten.norm.Scalar(x, p),
+                     lambda: aten.norm.ScalarOpt_dim_dtype(x, p, dims, kd, dtype=kw.get('dtype', dt))])
+
+def pad(r):
+    "reflection, replication and circular padding with their backwards: 1d to 3d, batched or not, layouts, dtypes"
+    k = r.choice([1, 2, 3]); batched = r.random() < 0.8
+    shape = [r.choice([1, 2, 3])] * batched + [r.choice([1, 3, 8])] + [r.choice([4, 7, 16]) for _ in range(k)]
+    dt = r.choice([torch.float32, torch.float64, torch.bfloat16])
+    x = _laid(torch.randn(shape), r.choice(['c', 'cl', 'rev'])).to(dt).requires_grad_(r.random() < 0.7)
+    p, mode = [r.choice([0, 1, 2]) for _ in range(2 * k)], r.choice(['reflect', 'replicate', 'circular'])
+    g = _laid(torch.randn(F.pad(x.detach(), p, mode=mode).shape), r.choice(['c', 'cl', 'rev'])).to(dt)
+    def step():
+        y = F.pad(x, p, mode=mode)
+        if y.requires_grad: y.backward(g); x.grad = None
+    return step
 
 _DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
            torch.bool]
@@ -308,7 +323,8 @@ def _pointwise_ops()->list:
     if _POINTWISE is None:  # every registered name, sorted: `dir(torch.ops.aten)` lists only those looked up so far
         names = sorted(n[6:] for n in torch._C._dispatch_get_all_op_names() if n.startswith('aten::'))
         ops = [getattr(getattr(torch.ops.aten, p), o or 'default') for p, _, o in (n.partition('.') for n in names)]
-        _POINTWISE = [f for f in ops if torch.Tag.pointwise in f.tags and not any(a.is_out for a in f._schema.arguments)]
+        pointwise = lambda f: torch.Tag.pointwise in f.tags and not any(a.is_out for a in f._schema.arguments)
+        _POINTWISE = [f for f in ops if pointwise(f)]
     return _POINTWISE
 
 def _operand(r, shape, dt):
@@ -335,7 +351,7 @@ def pointwise(r):
 
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
                                     activation, reduction, softmax, indexing, embedding_bag, fft, pointwise,
-                                    weight_norm, vector_norm)}
+                                    weight_norm, vector_norm, pad)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
