@@ -181,7 +181,7 @@ class _SavedStatsFloat(TorchDispatchMode):
     def __init__(self, device): super().__init__(); self.device = device
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
-        out = func(*args, **(kwargs or {}))
+        out = _real_layout(func, args, func(*args, **(kwargs or {})))
         if self.device == 'cuda': _cuda_kernel_buffers(func, args, kwargs, out)  # made after the output, then freed
         return _float_stats(func, args, out, self.device)
 
@@ -195,6 +195,22 @@ def _col2im_storage(args, out):
 
 _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1_loss.default,
                        torch.ops.aten.binary_cross_entropy.default}
+
+# operators whose fakes lay their output out otherwise than the real kernels (torch 2.14.1, measured on channels-last
+# inputs): these loss backwards make their gradient contiguous (`zeros_like(input, LEGACY_CONTIGUOUS_MEMORY_FORMAT)`,
+# Loss.cpp) where the fake follows the input; an unreduced `binary_cross_entropy` follows its input where the fake is
+# contiguous. The layout decides the copies a convolution's backward makes next (a channels-last weight given a
+# contiguous gradient copies it), so a fake in the wrong one under-counted them
+_CONTIGUOUS_OUT = {torch.ops.aten.mse_loss_backward.default, torch.ops.aten.smooth_l1_loss_backward.default,
+                   torch.ops.aten.huber_loss_backward.default}
+
+def _real_layout(func, args, out):
+    "A fake `out` laid out as the real kernel lays it out, for the operators whose fakes differ; else `out`"
+    if not is_fake(out) or not isinstance(out, torch.Tensor) or out.ndim == 0: return out
+    if func in _CONTIGUOUS_OUT: fmt = torch.contiguous_format
+    elif func is torch.ops.aten.binary_cross_entropy.default: fmt = suggest_memory_format(args[0])
+    else: return out
+    return out if out.is_contiguous(memory_format=fmt) else torch.empty_like(out, memory_format=fmt)
 
 _KERNEL_STORAGES = {}  # operator -> (args, out) -> its outputs in the storages its CPU kernel returns (filled below)
 
@@ -726,7 +742,8 @@ class _CpuKernels(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
-        out = _float_stats(func, args, _loss_storage(func, args, func(*args, **(kwargs or {}))), 'cpu')
+        out = _real_layout(func, args, func(*args, **(kwargs or {})))
+        out = _float_stats(func, args, _loss_storage(func, args, out), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
         rule = _SCRATCH.get(func) or (None if _scratch_free(func) else _unsized)
         numbers = _number_scratch(func, args, kwargs, out) - kept

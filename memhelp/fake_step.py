@@ -196,6 +196,14 @@ def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)-
                    **more)
 
 # %% ../nbs/09_fake_step.ipynb #a6d0962b
+def _dense_strides(t)->bool:
+    "Are `t`'s strides a dense layout's in some order (contiguous, channels-last, transposed): no gap, no overlap"
+    expected = 1
+    for size, stride in sorted(((n, s) for n, s in zip(t.shape, t.stride()) if n != 1), key=lambda p: p[1]):
+        if stride != expected: return False
+        expected *= size
+    return True
+
 def _shadow(model, dev='cpu'):
     "(fake mode, copy of `model`) whose parameters and held tensors have shapes and dtypes but no data"
     # real tensors the step meets outside the model (a loss's class weights, a closure's constant) are taken as fakes
@@ -204,7 +212,9 @@ def _shadow(model, dev='cpu'):
     with mode:
         for t in [*model.parameters(), *held_tensors(model)]:
             if id(t) in memo: continue
-            st = torch.empty(t.shape, dtype=t.dtype, device=dev)
+            # in its own layout: a channels-last weight runs a convolution's channels-last kernels, with their copies
+            st = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=dev) if _dense_strides(t) else
+                  torch.empty(t.shape, dtype=t.dtype, device=dev))
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
     shadow = copy.deepcopy(model, memo)
     for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse
