@@ -206,11 +206,11 @@ _CONTIGUOUS_OUT = {torch.ops.aten.mse_loss_backward.default, torch.ops.aten.smoo
 
 def _real_layout(func, args, out):
     "A fake `out` laid out as the real kernel lays it out, for the operators whose fakes differ; else `out`"
-    if not is_fake(out) or not isinstance(out, torch.Tensor) or out.ndim == 0: return out
-    if func in _CONTIGUOUS_OUT: fmt = torch.contiguous_format
+    if func in _CONTIGUOUS_OUT: fmt = torch.contiguous_format  # the operator first: every call passes here
     elif func is torch.ops.aten.binary_cross_entropy.default: fmt = suggest_memory_format(args[0])
     else: return out
-    return out if out.is_contiguous(memory_format=fmt) else torch.empty_like(out, memory_format=fmt)
+    if out.ndim == 0 or not is_fake(out) or out.is_contiguous(memory_format=fmt): return out  # a real kernel's: as is
+    return torch.empty_like(out, memory_format=fmt)
 
 _KERNEL_STORAGES = {}  # operator -> (args, out) -> its outputs in the storages its CPU kernel returns (filled below)
 
