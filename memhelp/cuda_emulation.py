@@ -199,17 +199,27 @@ _FULL_BUFFER_LOSSES = {torch.ops.aten.mse_loss.default, torch.ops.aten.smooth_l1
 # operators whose fakes lay their output out otherwise than the real kernels (torch 2.14.1, measured on channels-last
 # inputs): these loss backwards make their gradient contiguous (`zeros_like(input, LEGACY_CONTIGUOUS_MEMORY_FORMAT)`,
 # Loss.cpp) where the fake follows the input; an unreduced `binary_cross_entropy` follows its input where the fake is
-# contiguous. The layout decides the copies a convolution's backward makes next (a channels-last weight given a
-# contiguous gradient copies it), so a fake in the wrong one under-counted them
+# contiguous; these activations' backwards follow the gradient's layout where their fakes follow the input's. The
+# layout decides the copies a convolution's backward makes next (a channels-last weight given a contiguous gradient
+# copies it), so a fake in the wrong one under-counted them
 _CONTIGUOUS_OUT = {torch.ops.aten.mse_loss_backward.default, torch.ops.aten.smooth_l1_loss_backward.default,
                    torch.ops.aten.huber_loss_backward.default}
+_GRADIENT_LAYOUT = {getattr(torch.ops.aten, f).default for f in ('hardswish_backward', 'hardsigmoid_backward',
+                    'elu_backward', 'softplus_backward', 'hardtanh_backward', 'glu_backward')}
+
+def _dense_format(t):
+    "The memory format `t` is laid out in: contiguous, or channels-last (2d, 3d); None for any other layout"
+    fmts = [torch.contiguous_format, {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.ndim)]
+    return next((f for f in fmts if f is not None and t.is_contiguous(memory_format=f)), None)
 
 def _real_layout(func, args, out):
     "A fake `out` laid out as the real kernel lays it out, for the operators whose fakes differ; else `out`"
     if func in _CONTIGUOUS_OUT: fmt = torch.contiguous_format  # the operator first: every call passes here
     elif func is torch.ops.aten.binary_cross_entropy.default: fmt = suggest_memory_format(args[0])
+    elif func in _GRADIENT_LAYOUT: fmt = _dense_format(args[0])
     else: return out
-    if out.ndim == 0 or not is_fake(out) or out.is_contiguous(memory_format=fmt): return out  # a real kernel's: as is
+    if fmt is None or out.ndim == 0 or not is_fake(out) or out.is_contiguous(memory_format=fmt):
+        return out  # a real kernel's, or in the layout already: as it is
     return torch.empty_like(out, memory_format=fmt)
 
 _KERNEL_STORAGES = {}  # operator -> (args, out) -> its outputs in the storages its CPU kernel returns (filled below)
