@@ -209,8 +209,8 @@ _GRADIENT_LAYOUT = {getattr(torch.ops.aten, f).default for f in ('hardswish_back
 
 def _dense_format(t):
     "The memory format `t` is laid out in: contiguous, or channels-last (2d, 3d); None for any other layout"
-    fmts = [torch.contiguous_format, {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.ndim)]
-    return next((f for f in fmts if f is not None and t.is_contiguous(memory_format=f)), None)
+    fmt = suggest_memory_format(t)  # PyTorch's own choice between them
+    return fmt if t.is_contiguous(memory_format=fmt) else None
 
 def _real_layout(func, args, out):
     "A fake `out` laid out as the real kernel lays it out, for the operators whose fakes differ; else `out`"
