@@ -658,18 +658,36 @@ def on_clear_caches(fn, # called with no argument, e.g. an `lru_cache`'s `cache_
     _on_clear.append(fn); return fn
 
 # %% ../nbs/09_fake_step.ipynb #2f837955
-def _warm_up(model, opt, splitter=None):
+# torch.optim picks its multi-tensor path (`_foreach_*` operators) itself where the user set neither `foreach` nor
+# `fused`, and only for CUDA parameters: read in torch 2.14.1 (`_default_to_fused_or_foreach`, torch/optim/optimizer.py,
+# called from each optimizer's functional form, e.g. `adam` in adam.py), and said in every optimizer's documented
+# `foreach` argument ("~ sizeof(params) more peak memory"). That path holds a list of intermediates for every parameter
+# at once (Adam's `_foreach_sqrt` of all its `exp_avg_sq`), the loop one parameter's at a time. A plan's parameters are
+# CPU fakes, on which torch picks the loop: a CUDA plan makes the choice a CUDA run makes
+def _foreach_as_on(o, device:str='cpu'):
+    "`o` whose torch optimizer's groups that left `foreach` and `fused` unset are set as torch sets them on `device`"
+    t = o if isinstance(o, torch.optim.Optimizer) else getattr(o, 'opt', None)  # fastai's `OptimWrapper` holds one
+    if device != 'cuda' or not isinstance(t, torch.optim.Optimizer): return o
+    adam = isinstance(t, (torch.optim.Adam, torch.optim.AdamW))  # adam.py: no foreach with a tensor lr, uncapturable
+    for g in t.param_groups:
+        if g.get('foreach', False) is None and g.get('fused') is None and not g.get('differentiable'):
+            g['foreach'] = not (adam and isinstance(g.get('lr'), torch.Tensor) and not g.get('capturable'))
+    return o
+
+def _warm_up(model, opt, splitter=None,
+             device:str='cpu', # the device planned for: torch.optim's own choices made as there (`_foreach_as_on`)
+            ):
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
     model.train()
-    o = _make_opt(model, opt, splitter)
+    o = _foreach_as_on(_make_opt(model, opt, splitter), device)
     for p in model.parameters():
         if p.requires_grad: p.grad = torch.zeros_like(p)
     with _GuessedReads(): o.step()  # on fake tensors: values it reads answered (`fastai_step`)
     o.zero_grad()
     return o
 
-# (id(model), opt, splitter, checkpoint, `model_fingerprint`) -> (weak reference to the model, mode, shadow copy, its
-# optimizer, its modules' plain state as made)
+# (id(model), opt, splitter, checkpoint, `model_fingerprint`, device type) -> (weak reference to the model, mode, shadow
+# copy, its optimizer, its modules' plain state as made)
 _warm_cache = {}
 def clear_caches():
     "Forget the planner's named models and warmed-up shadow copies: the next prediction starts cold"
@@ -690,7 +708,7 @@ def _plain_state(model)->list:
 def _warm_shadow(spec:StepSpec)->tuple:
     "(fake mode, shadow copy, warmed-up optimizer) for `spec`, reused across predictions (copies, warm-ups take time)"
     m = spec.model  # a copy is stale once the model changes: a layer replaced, cast, frozen, checkpointed...
-    key = (id(m), spec.opt, spec.splitter, spec.checkpoint, model_fingerprint(m))
+    key = (id(m), spec.opt, spec.splitter, spec.checkpoint, model_fingerprint(m), spec.device.type)
     hit = _warm_cache.get(key)
     if hit is not None and hit[0]() is m:
         # what the last prediction's forward left (an RNN's hidden state, in its precision and batch size) is put back
@@ -701,7 +719,7 @@ def _warm_shadow(spec:StepSpec)->tuple:
     mode, shadow = _shadow(spec.model)
     if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
     state = _plain_state(shadow)
-    with mode, portable_kernels(): o = _warm_up(shadow, spec.opt, spec.splitter)
+    with mode, portable_kernels(): o = _warm_up(shadow, spec.opt, spec.splitter, spec.device.type)
     _warm_cache[key] = (weakref.ref(m), mode, shadow, o, state)  # weak: never keep a real model alive
     return mode, shadow, o
 
@@ -1616,7 +1634,8 @@ def _sharded_parts(model, spec:StepSpec, known=None,
                   )->dict:
     "Per-rank bytes of a DDP or FSDP step of `model` in the process group in force: state, activations, peak"
     one = None if curves is None else _LiveCurve()
-    o = _warm_up(model, spec.opt, spec.splitter)  # first as one device: the activations a rank's batch makes
+    # first as one device: the activations a rank's batch makes
+    o = _warm_up(model, spec.opt, spec.splitter, spec.device.type)
     kept = _kept_specs(model, spec, known)  # the same in every step: asked once (a forward costs a third of a step)
     held1, peak1, _ = _step_peak(model, o, spec, known, one, kept=kept)
     del o
@@ -1634,7 +1653,7 @@ def _sharded_parts(model, spec:StepSpec, known=None,
         wrapped = shard_model(model, spec.strategy, blocks)
         # the optimizer's state and the gradients as after an update (sharded with FSDP). FSDP's own gradients are
         # views of one reduce-scatter buffer per unit, these are one tensor each: on CUDA, each rounded to 512 B (high)
-        o = _warm_up(model, spec.opt, spec.splitter)
+        o = _warm_up(model, spec.opt, spec.splitter, spec.device.type)
         # the last step is the steady one: after a first, FSDP's; DDP rebuilds its buckets in its second step (on
         # real ranks that step holds both sets: 1.46 MB more than the next for 21_distributed's MLP, measured)
         n = 2 if fsdp else 3

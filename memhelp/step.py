@@ -47,7 +47,7 @@ PRECISIONS = {'fp32': None, 'bf16': torch.bfloat16, 'fp16': torch.float16, 'pure
 WEIGHT_DTYPES = {'pure_bf16': torch.bfloat16}  # precisions whose model and float inputs are cast to a dtype
 OPTIMIZERS = {'adam': lambda ps: Adam(ps, lr=1e-3), 'sgd': lambda ps: SGD(ps, lr=1e-3),
               'sgd_mom': lambda ps: SGD(ps, lr=1e-3, mom=0.9),
-              'adamw': lambda ps: OptimWrapper(ps, torch.optim.AdamW, lr=1e-3, foreach=False),
+              'adamw': lambda ps: OptimWrapper(ps, torch.optim.AdamW, lr=1e-3),  # torch's defaults: `foreach` its own
              }  # the optimizers known by name
 
 # %% ../nbs/07_step.ipynb #a64f85a7

@@ -48,7 +48,9 @@ from fastai.text.data import SortedDL, Pad_Chunk, TensorText
 # (name, input_shape, bs): a batch size at which activations are a large part of the step, as in training
 CASES = [('resnet18', (3, 224, 224), 64), ('resnet50', (3, 224, 224), 32), ('mobilenet_v3_large', (3, 224, 224), 64),
          ('efficientnet_b0', (3, 224, 224), 32), ('densenet121', (3, 224, 224), 32), ('convnext_tiny', (3, 224, 224), 32),
-         ('swin_t', (3, 224, 224), 16), ('vit_b_16', (3, 224, 224), 32), ('lstm_lm', (128,), 32), ('bert', (128,), 32)]
+         ('swin_t', (3, 224, 224), 16), ('vit_b_16', (3, 224, 224), 32), ('lstm_lm', (128,), 32), ('bert', (128,), 32),
+         # PyTorch's AdamW with its defaults: on CUDA its multi-tensor path (`foreach`), which a CUDA plan runs too
+         ('bert+adamw', (128,), 32)]
 
 def _bert():
     "A BERT-base-sized classifier built from its config (no download), fed token ids as a dict, as Hugging Face does"
@@ -57,12 +59,13 @@ def _bert():
 
 def _case(name, shape, bs, meta):
     "(model, keyword arguments for predict_memory/measure_memory) for one case"
-    if name != 'bert':
+    if not name.startswith('bert'):
         return get_model(name, meta=meta), dict(input_shape=shape, bs=bs)
     with torch.device('meta') if meta else torch.device('cpu'): m = _bert()
     ids = torch.zeros((bs, *shape), dtype=torch.long, device='meta')
     labels = torch.zeros(bs, dtype=torch.long, device='meta')
-    return m, dict(batch=({'input_ids': ids, 'labels': labels},), n_inp=1, bs=bs)
+    return m, dict(batch=({'input_ids': ids, 'labels': labels},), n_inp=1, bs=bs,
+                   **({'opt': 'adamw'} if name.endswith('+adamw') else {}))
 
 def machine()->dict:
     "What the figures were measured on"
