@@ -655,10 +655,13 @@ unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot full_like as_strided_
 hardswish'''.split()) | frozenset('''
 elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_backward mish_backward softplus_backward
-_prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split())
+_prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split()) | frozenset('''
+_fused_adam_ _fused_adamw_ _fused_sgd_ _fused_adagrad_'''.split())
 # the second set: activations' kernels (fastai's Mish, ReLU6, ELU, GLU...) that no tag says are pointwise, none beyond
 # their outputs in a sweep of float32/64 and bf16, contiguous, transposed and strided inputs, at 1 and 4 threads
-# (`log_sigmoid_forward` on strided inputs and `rrelu_with_noise` did take some there: unknown)
+# (`log_sigmoid_forward` on strided inputs and `rrelu_with_noise` did take some there: unknown). The third: the CPU
+# kernels of `fused=True` optimizers (Adam, AdamW with amsgrad, SGD with momentum, Adagrad), none in a sweep of
+# float32/64, bf16 and fp16 parameters, with weight decay and `maximize`, at 1 and 2 threads
 
 # operators outside ATen that a step runs and that hold nothing of their own here: c10d's collectives (the distributed
 # emulation's part), FSDP2's copies into buffers it passes in, `record_function`'s markers. Any other library's
@@ -683,6 +686,7 @@ _PROMOTING = {'add', 'sub', 'rsub', 'mul', 'div', 'eq', 'ne', 'gt', 'ge', 'lt', 
               'fmax', 'fmin', 'atan2', 'remainder', 'fmod', 'floor_divide', 'logical_and', 'logical_or', 'logical_xor',
               'bitwise_and', 'bitwise_or', 'bitwise_xor', 'copysign', 'hypot', 'xlogy', 'addcmul', 'addcdiv', 'pow'}
 _SCALAR_WRAPS = _PROMOTING - {'where', 'pow', 'addcmul', 'addcdiv'}  # their `.Scalar` kernels wrap the number too
+_POW_OF_NUMBER = torch.ops.aten.pow.Scalar  # `pow(Scalar self, Tensor exponent)`: Pow.cpp wraps the number (measured)
 _TO_FLOAT = {'atan2', 'hypot', 'xlogy', 'copysign'}  # and `div` without a rounding mode: integers promote to a float
 
 @functools.cache
@@ -698,6 +702,7 @@ def _number_scratch(func, args, kwargs, out)->int:
     # back (torch 2.14), which is how it shows. Sizes asserted below against the allocator's events
     name, at_tensor = _schema_of(func)
     wrapped = {i for i in at_tensor if i < len(args) and type(args[i]) in _WRAPPED}
+    if func is _POW_OF_NUMBER and type(args[0]) in _WRAPPED: wrapped.add(0)  # `pow(number, t)` wraps its base
     n = 0
     if name in _PROMOTING:
         idx = [1, 2] if name == 'where' else [0, 1, 2] if name in ('addcmul', 'addcdiv') else [0, 1]
@@ -755,7 +760,7 @@ class _CpuKernels(TorchDispatchMode):
         out = _real_layout(func, args, func(*args, **(kwargs or {})))
         out = _float_stats(func, args, _loss_storage(func, args, out), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
-        rule = _SCRATCH.get(func) or (None if _scratch_free(func) else _unsized)
+        rule = _SCRATCH.get(func) or _foreach_rule(func) or (None if _scratch_free(func) else _unsized)
         numbers = _number_scratch(func, args, kwargs, out) - kept
         if (kw := _KEYWORD_ARGS.get(func)) is not None:  # keyword-only arguments its rule reads: after the others
             args = (*args, *((kwargs or {}).get(k, d) for k, d in kw))
@@ -821,6 +826,55 @@ _SCRATCH.update({_aten.isinf.default: _isinf_scratch, _aten.native_dropout_backw
                  **{getattr(_aten, f).default: _unsized for f in ('mvlgamma', 'mvlgamma_', 'ldexp_')},
                  _aten.ldexp.Tensor: _unsized})
 
+
+# %% ../nbs/08_cuda_emulation.ipynb #fe51e1
+def _arg_kind(a)->str:
+    "'T' for a tensor argument (a list of them too), 'S' for a number (a list of them too), else its type"
+    t = str(a.type).removeprefix('List[').removesuffix(']').removesuffix('?')
+    return 'T' if t == 'Tensor' else 'S' if t in ('Scalar', 'number') else t
+
+@functools.cache
+def _per_tensor_op(func):
+    "The operator a CPU `_foreach_*` kernel runs on each tensor in turn, or None (not one, or not matched)"
+    name = func.overloadpacket.__name__.removeprefix('_foreach_')
+    if name == 'norm': return torch.ops.aten.linalg_vector_norm.default  # `foreach_tensor_norm_slow`
+    want = [_arg_kind(a) for a in func._schema.arguments if not a.kwarg_only]
+    if name.rstrip('_') in ('addcmul', 'addcdiv'): want = want[:3]  # the scalars are their `value`, a keyword
+    packet = getattr(torch.ops.aten, name, None) if func.name().startswith('aten::_foreach_') else None
+    for ov in (packet.overloads() if packet is not None else ()):
+        f = getattr(packet, ov)
+        pos = [a for a in f._schema.arguments if not a.kwarg_only]  # those past `want` left at their defaults
+        if not any(a.is_out for a in f._schema.arguments) and [_arg_kind(a) for a in pos[:len(want)]] == want and \
+                all(a.has_default_value() for a in pos[len(want):]): return f
+    return None
+
+# %% ../nbs/08_cuda_emulation.ipynb #fe51e2
+def _element_args(func, f, args, i:int)->tuple:
+    "The arguments `func`'s loop gives per-tensor operator `f` for its `i`-th tensor (keyword ones a rule reads, last)"
+    if f is torch.ops.aten.linalg_vector_norm.default:  # (self, ord=2, dtype=None)
+        return (args[0][i], args[1] if len(args) > 1 else 2, None, False, args[2] if len(args) > 2 else None)
+    n = sum(not a.kwarg_only for a in f._schema.arguments)
+    return tuple(a[i] if isinstance(a, (list, tuple)) else a for a in args[:n])
+
+def _foreach_scratch(func, args, out)->int|None:
+    "A CPU `_foreach_*` kernel: at each tensor, its operator's bytes on it over the outputs made before; None: unknown"
+    f = _per_tensor_op(func)
+    rule = None if f is None else _SCRATCH.get(f) or (None if _scratch_free(f) else _unsized)
+    if f is None: return None
+    inplace, made, top = func._schema.name.endswith('_'), 0, 0
+    lists = [a for a in args if isinstance(a, (list, tuple))]
+    for i in range(len(lists[0]) if lists else 0):
+        a = _element_args(func, f, args, i)
+        o = lists[0][i] if inplace else out[i]
+        k = rule(a, o) if rule is not None else _new_bytes(o, a)  # its output, with what its rule adds
+        if k is None: return None
+        top, made = max(top, made + k + _number_scratch(f, a, {}, o)), made + (0 if inplace else _new_bytes(o, a))
+    return top
+
+@functools.cache
+def _foreach_rule(func):
+    "`_foreach_scratch` for `func` if it is a `_foreach_*` operator, else None"
+    return functools.partial(_foreach_scratch, func) if func.name().startswith('aten::_foreach_') else None
 
 # %% ../nbs/08_cuda_emulation.ipynb #up27e1
 def _upsample_channels_last(x, out, threes:bool)->bool:

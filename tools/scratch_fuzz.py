@@ -25,6 +25,8 @@ of int64), and `isinf`, `deg2rad`, `rad2deg` and `native_dropout_backward` holdi
 all under-counts, now sized (`ldexp` and `mvlgamma`: unknown). It also added `weight_norm` (the last dim's
 buffer, unknown before: now sized, all exact) and `vector_norm` (asked for another dtype, a norm casts its input first:
 an under-count, now sized), and `pad` (reflection and replication padding, unknown before: sized).
+Stop 49 added `foreach`: every `_foreach_*` operator (an optimizer's multi-tensor path), unknown before, now sized
+from the plain operator each runs per tensor; it also found `pow(number, t)`'s wrapped base taken as none (8 B under).
 At stop 46, 200-300 cases a seed, none under, and none unknown outside conv and losses: seeds 1-5 of every family at
 2 threads, of conv and batchnorm at 1 too; seeds 1-3 of the others at 1 and 4 threads.
 
@@ -349,9 +351,39 @@ def pointwise(r):
     except Exception as e: raise ValueError(str(e)) from None  # a combination of dtypes the operator refuses
     return run
 
+_FOREACH = None  # every `_foreach_*` aten overload with no `out=`, listed at the first case
+
+def foreach(r):
+    "every `_foreach_*` operator (an optimizer's multi-tensor path) over lists of random dtypes, shapes and lengths"
+    global _FOREACH
+    if _FOREACH is None:
+        names = sorted(n[6:] for n in torch._C._dispatch_get_all_op_names() if n.startswith('aten::_foreach_'))
+        ops = [getattr(getattr(torch.ops.aten, p), o or 'default') for p, _, o in (n.partition('.') for n in names)]
+        _FOREACH = [f for f in ops if not any(a.is_out for a in f._schema.arguments)]
+    f, k = r.choice(_FOREACH), r.choice([1, 2, 5])
+    shapes = [[r.choice([1, 3, 16, 33]) for _ in range(r.choice([1, 2]))] for _ in range(k)]
+    dts = [r.choice(_DTYPES[:4]) for _ in range(2)]  # the lists' dtypes: mostly floats, as an optimizer's
+    args, nl = [], 0
+    for a in f._schema.arguments:
+        t = str(a.type)
+        if a.kwarg_only and a.default_value is not None: continue
+        if t in ('Tensor[]', 'List[Tensor]'): args.append([_operand(r, s, dts[min(nl, 1)]) for s in shapes]); nl += 1
+        elif t == 'Tensor': args.append(_operand(r, [] if r.random() < 0.5 else shapes[0], r.choice(_DTYPES[:4])))
+        elif t in ('Scalar', 'number'): args.append(r.choice([2, 0.5]))
+        elif t in ('Scalar[]', 'List[number]', 'List[Scalar]'): args.append([r.choice([2, 0.5]) for _ in range(k)])
+        elif t in ('Scalar?', 'ScalarType?', 'Optional[number]', 'Optional[ScalarType]', 'Optional[int]'): args.append(None)
+        elif t in ('float', 'int'): args.append(2)
+        elif t == 'bool': args.append(False)
+        else: raise ValueError(f"{f}: no sample for {a.type}")
+    if f._schema.name.endswith('_'): run = lambda: f([t.clone() for t in args[0]], *args[1:])
+    else: run = lambda: f(*args)
+    try: run()
+    except Exception as e: raise ValueError(str(e)) from None  # a combination of dtypes the operator refuses
+    return run
+
 FAMILIES = {f.__name__: f for f in (scatter, batchnorm, conv, losses, pool, norm, resize, attention, matmul, rnn,
                                     activation, reduction, softmax, indexing, embedding_bag, fft, pointwise,
-                                    weight_norm, vector_norm, pad)}
+                                    weight_norm, vector_norm, pad, foreach)}
 
 def sweep(name:str, seed:int, cases:int)->dict:
     "Run `cases` random cases of family `name`: counts of cases, under, unknown, exact, with scratch; unders printed"
