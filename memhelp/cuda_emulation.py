@@ -19,7 +19,8 @@ from .peak import tensors_in
 from .step import PRECISIONS
 
 # %% auto #0
-__all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check']
+__all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check',
+           'pack_copy_bytes']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -1283,8 +1284,8 @@ _REDUCE_KERNELS = {
 
 def _cuda_kernel_buffers(func, args, kwargs, out):
     "Tell the trackers of a CUDA kernel's own buffers: a reduction's cast and staging; packing's copies (or nothing)"
-    if func is _A._pack_padded_sequence.default:  # its runs' copies, on the device (`_pack_copies`; bounded if unknown)
-        n = _pack_copies(args[0], args[2], out[1], round_to=512)  # each a block of the caching allocator
+    if func is _A._pack_padded_sequence.default:  # its runs' copies on the device (`pack_copy_bytes`; else a bound)
+        n = pack_copy_bytes(args[0], args[2], out[1], round_to=512)  # each a block of the caching allocator
         note_transient(round_up(_nbytes(out[0]), 512) if n is None else n, _nbytes(out[0]))
         return
     x, out0 = (args[0] if args else None), (out[0] if isinstance(out, tuple) else out)
@@ -1317,7 +1318,11 @@ def scratch_check(f, # runs the operators to check, on real CPU tensors; called 
 # lengths it knows); a real tensor's are read from it
 PACKED_SIZES = WeakIdKeyDictionary()
 
-def _pack_copies(x, batch_first:bool, batch_sizes, round_to:int=1)->int|None:
+def pack_copy_bytes(x:torch.Tensor, # the padded batch `pack_padded_sequence` is given
+                    batch_first:bool, # whether `x` is (batch, time, ...), as the call says
+                    batch_sizes:torch.Tensor, # the packed sequence's `batch_sizes` (a fake's: `PACKED_SIZES`)
+                    round_to:int=1, # each copy rounded up to this (512: CUDA's caching allocator)
+                   )->int|None:
     "Bytes of the runs `_pack_padded_sequence` copies, each rounded up to `round_to`; None if `batch_sizes` are unknown"
     sizes = PACKED_SIZES.get(batch_sizes)
     if sizes is None and not is_fake(batch_sizes):
@@ -1331,9 +1336,9 @@ def _pack_copies(x, batch_first:bool, batch_sizes, round_to:int=1)->int|None:
     return sum(round_up(r * b * row, round_to) for b, r in runs if not dense(r, b))
 
 def _pack_scratch(args, out)->int:
-    "`_pack_padded_sequence`: its runs' copies (`_pack_copies`); lengths not known: the packed data's size, a bound"
+    "`_pack_padded_sequence`: its runs' copies (`pack_copy_bytes`); lengths not known: the packed data's size, a bound"
     (x, lengths, batch_first), (data, batch_sizes) = args[:3], out
-    n = _pack_copies(x, batch_first, batch_sizes)
+    n = pack_copy_bytes(x, batch_first, batch_sizes)
     return (_nbytes(data) if n is None else n) + _not_in(torch.contiguous_format, lengths) + _nbytes(data, batch_sizes)
 _SCRATCH[_aten._pack_padded_sequence.default] = _pack_scratch
 

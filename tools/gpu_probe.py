@@ -165,10 +165,10 @@ PACKINGS = [  # (name, padded shape, batch_first, lengths): `_pack_padded_sequen
 
 def packing_emulated(shape, batch_first, lengths)->int:
     "Bytes `memhelp.cuda_emulation` says packing holds above its input and outputs on CUDA (no GPU needed)"
-    from memhelp.cuda_emulation import _pack_copies  # the rule itself (real batch sizes are read): no fake step needed
+    from memhelp.cuda_emulation import pack_copy_bytes  # the rule itself (real batch sizes are read): no fake step needed
     ls = torch.tensor(lengths)
     sizes = (ls[None] > torch.arange(int(ls.max()))[:, None]).sum(1)
-    return _pack_copies(torch.empty(shape, device='meta'), batch_first, sizes, round_to=512)
+    return pack_copy_bytes(torch.empty(shape, device='meta'), batch_first, sizes, round_to=512)
 
 def packing():
     "Each case's CUDA bytes held above its input and packed data while it packs, and the emulation's (note_transient)"
