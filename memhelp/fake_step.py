@@ -679,12 +679,23 @@ def _warm_up(model, opt, splitter=None,
             ):
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
     model.train()
-    o = _foreach_as_on(_make_opt(model, opt, splitter), device)
+    with _opt_named(opt, 'could not be made'): o = _foreach_as_on(_make_opt(model, opt, splitter), device)
     for p in model.parameters():
         if p.requires_grad: p.grad = torch.zeros_like(p)
-    with _GuessedReads(): o.step()  # on fake tensors: values it reads answered (`fastai_step`)
+    with _opt_named(opt, 'failed in its first update, before any step'), _GuessedReads():
+        o.step()  # on fake tensors: values it reads answered (`fastai_step`)
     o.zero_grad()
     return o
+
+@contextmanager
+def _opt_named(opt, what:str):
+    "Inside the block, an error of the optimizer's own (a closure it needs, sparse gradients) becomes one naming `opt`"
+    try: yield
+    except (RuntimeError, TypeError, ValueError, NotImplementedError, AssertionError) as e:
+        if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)): raise  # the host's, or values not followed
+        kw = getattr(opt, 'keywords', None) or {}  # `partial(OptimWrapper, opt=torch.optim.X)`: X named too
+        who = opt_name(opt) + (f" of {opt_name(kw['opt'])}" if 'opt' in kw else '')
+        raise ValueError(f"opt: {who} {what}: {_first_line(e)}") from e
 
 # (id(model), opt, splitter, checkpoint, `model_fingerprint`, device type) -> (weak reference to the model, mode, shadow
 # copy, its optimizer, its modules' plain state as made)
