@@ -841,7 +841,7 @@ def _per_tensor_op(func):
     if name == 'norm': return torch.ops.aten.linalg_vector_norm.default  # `foreach_tensor_norm_slow`
     want = [_arg_kind(a) for a in func._schema.arguments if not a.kwarg_only]
     if name.rstrip('_') in ('addcmul', 'addcdiv'): want = want[:3]  # the scalars are their `value`, a keyword
-    packet = getattr(torch.ops.aten, name, None) if func.name().startswith('aten::_foreach_') else None
+    packet = getattr(torch.ops.aten, name, None)
     for ov in (packet.overloads() if packet is not None else ()):
         f = getattr(packet, ov)
         pos = [a for a in f._schema.arguments if not a.kwarg_only]  # those past `want` left at their defaults
@@ -850,9 +850,9 @@ def _per_tensor_op(func):
     return None
 
 # %% ../nbs/08_cuda_emulation.ipynb #fe51e2
-def _element_args(func, f, args, i:int)->tuple:
-    "The arguments `func`'s loop gives per-tensor operator `f` for its `i`-th tensor (keyword ones a rule reads, last)"
-    if f is torch.ops.aten.linalg_vector_norm.default:  # (self, ord=2, dtype=None)
+def _element_args(f, args, i:int)->tuple:
+    "The arguments a `_foreach_*` kernel's loop gives per-tensor operator `f` for its `i`-th tensor"
+    if f is torch.ops.aten.linalg_vector_norm.default:  # (self, ord=2, dtype=None): `dtype` last, as its rule reads it
         return (args[0][i], args[1] if len(args) > 1 else 2, None, False, args[2] if len(args) > 2 else None)
     n = sum(not a.kwarg_only for a in f._schema.arguments)
     return tuple(a[i] if isinstance(a, (list, tuple)) else a for a in args[:n])
@@ -860,12 +860,12 @@ def _element_args(func, f, args, i:int)->tuple:
 def _foreach_scratch(func, args, out)->int|None:
     "A CPU `_foreach_*` kernel: at each tensor, its operator's bytes on it over the outputs made before; None: unknown"
     f = _per_tensor_op(func)
-    rule = None if f is None else _SCRATCH.get(f) or (None if _scratch_free(f) else _unsized)
     if f is None: return None
+    rule = _SCRATCH.get(f) or (None if _scratch_free(f) else _unsized)
     inplace, made, top = func._schema.name.endswith('_'), 0, 0
     lists = [a for a in args if isinstance(a, (list, tuple))]
     for i in range(len(lists[0]) if lists else 0):
-        a = _element_args(func, f, args, i)
+        a = _element_args(f, args, i)
         o = lists[0][i] if inplace else out[i]
         k = rule(a, o) if rule is not None else _new_bytes(o, a)  # its output, with what its rule adds
         if k is None: return None
