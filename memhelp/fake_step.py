@@ -91,7 +91,8 @@ def _pred_tensors(x, depth:int=2)->list:
 _VALUE_READS = {torch.ops.aten._local_scalar_dense.default, torch.ops.aten.is_nonzero.default}  # item(), bool()
 _READS_GUESSED = set()  # what fake optimizer steps read since `_step_peak` last took them into a plan's unknowns
 _OPT_READ = ("the optimizer's step reads `{}` of a tensor the plan has no values of (LAMB's trust ratio, say): planned "
-             "as 0 (False); its memory follows the shapes unless the step sizes a tensor by that value")
+             "as 0 (False); its memory follows the shapes unless the step sizes a tensor by that value, or keeps a "
+             "tensor on one branch and a number on the other (LARC's `min(lr, local_lr)`: a 0-dim tensor a parameter)")
 
 class _GuessedReads(TorchDispatchMode):
     "Answer an optimizer's reads of a fake tensor's unknown value with 0 (False), collecting each in `_READS_GUESSED`"
