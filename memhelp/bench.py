@@ -499,6 +499,7 @@ _SUM = 'arithmetic on sizes, nothing allocated: a huge size gives a huge figure,
 _SWEEP_WHY = {
     ('core.check_int', 'lo'): 'a bound may be any integer; the error then names the argument checked, as it should',
     ('core.round_up', 'to'): 'any positive integer is a multiple to round up to',
+    ('cuda_emulation.pack_copy_bytes', 'round_to'): 'as for round_up, whose multiple it is: arithmetic, nothing made',
     ('core.note_transient', 'alongside'): 'bytes an emulation tells, nothing allocated: any size is one',
     ('step.check_step_options', 'bs'): 'a check of options, nothing made: any batch size is one (the step that '
                                        'follows refuses what the host cannot hold)',
@@ -573,7 +574,9 @@ def sweep_samples()->dict:
                 xb=lambda: torch.zeros(2, 3, 32, 32), dl=lambda: learn().dls.train, target_bs=lambda: 8,
                 world_size=lambda: 2, n_gpus=lambda: 2, fn=lambda: torch.distributed.get_rank, gpu=lambda: 'T4',
                 events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)],
-                make=lambda: lambda n: nn.Sequential(*[nn.Linear(32, 32) for _ in range(n)]), seq_len=lambda: 64)
+                make=lambda: lambda n: nn.Sequential(*[nn.Linear(32, 32) for _ in range(n)]), seq_len=lambda: 64,
+                padded=lambda: torch.zeros(3, 4, 8), batch_first=lambda: True,
+                batch_sizes=lambda: torch.tensor([3, 2, 1, 1]))
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0011
 def _sweep_targets(modules)->list:

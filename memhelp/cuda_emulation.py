@@ -14,7 +14,8 @@ from torch._subclasses.fake_tensor import is_fake
 from torch.utils.weak import WeakIdKeyDictionary
 from torch._prims_common import (suggest_memory_format, elementwise_dtypes, ELEMENTWISE_TYPE_PROMOTION_KIND,
                                  make_contiguous_strides_for)
-from .core import note_kernel_scratch, note_untracked, note_transient, asks_fake_device, round_up, track_memory
+from .core import (note_kernel_scratch, note_untracked, note_transient, asks_fake_device, round_up, track_memory,
+                          check_int, check_bool)
 from .peak import tensors_in
 from .step import PRECISIONS
 
@@ -1318,19 +1319,24 @@ def scratch_check(f, # runs the operators to check, on real CPU tensors; called 
 # lengths it knows); a real tensor's are read from it
 PACKED_SIZES = WeakIdKeyDictionary()
 
-def pack_copy_bytes(x:torch.Tensor, # the padded batch `pack_padded_sequence` is given
-                    batch_first:bool, # whether `x` is (batch, time, ...), as the call says
+def pack_copy_bytes(padded:torch.Tensor, # the padded batch `pack_padded_sequence` is given
+                    batch_first:bool, # whether `padded` is (batch, time, ...), as the call says
                     batch_sizes:torch.Tensor, # the packed sequence's `batch_sizes` (a fake's: `PACKED_SIZES`)
                     round_to:int=1, # each copy rounded up to this (512: CUDA's caching allocator)
                    )->int|None:
     "Bytes of the runs `_pack_padded_sequence` copies, each rounded up to `round_to`; None if `batch_sizes` are unknown"
+    if not isinstance(padded, torch.Tensor) or padded.ndim < 2:
+        raise ValueError(f"padded: must be a tensor (batch, time, ...) or (time, batch, ...), got {padded!r:.80}")
+    if not isinstance(batch_sizes, torch.Tensor) or batch_sizes.ndim != 1:
+        raise ValueError(f"batch_sizes: must be a packed sequence's 1-d `batch_sizes`, got {batch_sizes!r:.80}")
+    batch_first, round_to = check_bool('batch_first', batch_first), check_int('round_to', round_to, lo=1)
     sizes = PACKED_SIZES.get(batch_sizes)
     if sizes is None and not is_fake(batch_sizes):
         with _disable_current_modes(): sizes = batch_sizes.tolist()
     if sizes is None: return None
-    shape, strides = list(x.shape), list(x.stride())
+    shape, strides = list(padded.shape), list(padded.stride())
     if batch_first: shape[:2], strides[:2] = shape[1::-1], strides[1::-1]  # the kernel's view: time first
-    row = math.prod(shape[2:]) * x.element_size()
+    row = math.prod(shape[2:]) * padded.element_size()
     runs = [(b, len(list(g))) for b, g in itertools.groupby(sizes)]
     dense = lambda r, b: torch.empty_strided((r, b, *shape[2:]), strides, device='meta').is_contiguous()  # the slice
     return sum(round_up(r * b * row, round_to) for b, r in runs if not dense(r, b))
