@@ -259,6 +259,7 @@ class _KnownValues(TorchDispatchMode):
     def __init__(self):
         super().__init__(); self.values, self.unfollowed = WeakIdKeyDictionary(), []  # unfollowed: sizes too large
         self.unknowns = {}  # what the step could not know: sentence -> None (ordered, no repeats)
+        self.batch_reads = 0  # values read from the batch (`_hf_masks` counts them)
         self.of_batch = WeakIdKeyDictionary()  # the followed tensors computed from the batch (others: from shapes)
         self.n_ops, self.start = 0, time.monotonic(); self.said = self.start  # every operator passes here: a clock
         self.target = 'cpu'  # the device the step is for (`_unknowns_noted` sets it)
@@ -318,6 +319,7 @@ class _KnownValues(TorchDispatchMode):
             return out
         batch = any(t in self.of_batch for t in ins)  # else computed from shapes (`arange(n)`): the same for any batch
         if out is None and batch:
+            self.batch_reads += 1
             self.unknowns[_VALUES_READ.format(_OP_NAMES.get(func.overloadpacket.__name__, func))] = None
         if not isinstance(out_real, (torch.Tensor, tuple, list)): return out_real  # item(), equal(): the real answer
         if out is None: out = map_tensors(out_real, lambda r: torch.empty(r.shape, dtype=r.dtype, device=r.device))
@@ -411,6 +413,16 @@ _LARGEST_TAKEN = ("`{}` selects by values the plan cannot know (a router's choic
                   "element selected, an upper bound")
 _VALUES_READ = ("`{}` read the batch's values to set a size or a value: planned with this batch's values (zeros for a "
                 "shape-only batch); another batch can need more")
+
+def _hf_masks(known:_KnownValues):
+    "`hf_masks_as_run`, a mask check that reads the batch's values answered as for a padded batch (not an unknown)"
+    def run(check):
+        n, had = known.batch_reads, set(known.unknowns)
+        out = check()
+        if known.batch_reads == n: return out, False
+        for k in [k for k in known.unknowns if k not in had]: del known.unknowns[k]  # the mask's branch is planned
+        return out, True
+    return hf_masks_as_run(run)
 
 # %% ../nbs/09_fake_step.ipynb #pk27i1
 from functools import partial
@@ -883,7 +895,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     try:
         mode, shadow, o = _warm_shadow(spec)
         with (mode, known, target_kernels(spec.device.type) as kernels, portable_kernels(), _quiet_fake_log(),
-              hf_masks_as_run(), sentence_encoder_tail()):
+              _hf_masks(known), sentence_encoder_tail()):
             with _failures_named(shadow, spec), _unknowns_noted(shadow, known, spec.device.type):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec); _unsized_noted(kernels, known.unknowns)
                 if cuda and spec.attribute:  # the attribution holds the observer slot: the trace from a second run
@@ -1269,7 +1281,7 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
     for n in lengths:
         known, curve = _KnownValues(), _KeyedCurve() if dev == 'cuda' else _LiveCurve()
         with at(spec, shadow, n) as sp, mode, known, target_kernels(dev) as kernels, portable_kernels():
-            with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, sp):
+            with _quiet_fake_log(), _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, sp):
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
                     kept = _kept_specs(shadow, sp, known, pred=preds[0] if same else None); preds.append(kept[1])
@@ -1348,7 +1360,7 @@ def _loopless_forward(spec:StepSpec, n:int)->tuple:
     sp, hooks = _with_length(spec, n), _rnn_lengths(shadow, lengths)  # the batch cut outside the fake mode
     try:
         with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels():
-            with _quiet_fake_log(), hf_masks_as_run(), sentence_encoder_tail(), ops: _kept_specs(shadow, sp, known)
+            with _quiet_fake_log(), _hf_masks(known), sentence_encoder_tail(), ops: _kept_specs(shadow, sp, known)
     finally:
         for h in hooks: h.remove()
     return lengths, ops.seen
@@ -1703,7 +1715,7 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
             with (mode, known, target_kernels(spec.device.type) as kernels, portable_kernels(), _quiet_fake_log(),
-                  hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, spec),
+                  _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, spec),
                   _unknowns_noted(shadow, known, spec.device.type)):
                 parts = _sharded_parts(shadow, spec, known); _unsized_noted(kernels, known.unknowns)
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
@@ -1791,7 +1803,7 @@ def _depth_runs(spec:StepSpec, depths)->dict:
             with _first_blocks(stack, d): mode, shadow = _shadow(full)
             known, curves = _KnownValues(), {}
             with (mode, known, target_kernels('cpu') as kernels, portable_kernels(), _quiet_fake_log(),
-                  hf_masks_as_run(), sentence_encoder_tail(), _failures_named(shadow, spec),
+                  _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, spec),
                   _unknowns_noted(shadow, known)):
                 runs[d] = _sharded_parts(shadow, spec, known, curves), curves; _unsized_noted(kernels, known.unknowns)
             if known.unknowns: raise ValueError("a step read the batch's values or ran what fake tensors cannot follow")

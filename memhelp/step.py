@@ -252,25 +252,33 @@ def checkpointed_starts(model:nn.Module, # a model that `checkpointed` changed
 # sequences, a bidirectional one: BERT-like, eager or SDPA; the 2D mask of recurrent/linear-attention layers)
 _HF_MASK_CHECKS = ('_ignore_causal_mask_sdpa', 'find_packed_sequence_indices', '_ignore_bidirectional_mask_sdpa',
                    'create_recurrent_attention_mask')
+_HF_SKIPS = ('_ignore_causal_mask_sdpa', '_ignore_bidirectional_mask_sdpa')  # True: no explicit mask (nothing padded)
 
-def _with_values(mu, f):
+def _with_values(mu, f, from_batch=None):
     "`f` with `mu.is_tracing` blind to fake tensors while it runs; as it was where it needs values no one knows"
     tracing = mu.is_tracing
     def g(*args, **kwargs):
         try:
             with mock.patch.object(mu, 'is_tracing', lambda t=None: tracing(None if isinstance(t, FakeTensor) else t)):
-                return f(*args, **kwargs)
+                if from_batch is None: return f(*args, **kwargs)
+                out, batch = from_batch(lambda: f(*args, **kwargs))
+                return False if batch else out  # the batch's values: another batch may be padded, and need the mask
         except (DataDependentOutputException, DynamicOutputShapeException): return f(*args, **kwargs)
     return g
 
 # %% ../nbs/07_step.ipynb #33301974
 @contextmanager
-def hf_masks_as_run():
+def hf_masks_as_run(from_batch=None, # `from_batch(check)`: (check(), did it read the batch's values); None: as read
+                   ):
     "Inside the block, transformers' mask checks read fake tensors' known values, as on a real step (no-op without it)"
+    if from_batch is not None and not callable(from_batch):
+        raise ValueError(f"from_batch: must be None or callable, got {from_batch!r}")
     mu = sys.modules.get('transformers.masking_utils')  # only if the user's model imported it
     names = [n for n in _HF_MASK_CHECKS if hasattr(mu, n)] if hasattr(mu, 'is_tracing') else []
     with ExitStack() as stack:
-        for n in names: stack.enter_context(mock.patch.object(mu, n, _with_values(mu, getattr(mu, n))))
+        for n in names:
+            g = _with_values(mu, getattr(mu, n), from_batch if n in _HF_SKIPS else None)
+            stack.enter_context(mock.patch.object(mu, n, g))
         yield
 
 # %% ../nbs/07_step.ipynb #609bd820
