@@ -4,7 +4,7 @@
 
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
-import copy, functools, math, re, sys, warnings
+import copy, functools, math, re, sys, time, warnings
 from dataclasses import replace
 from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
@@ -108,6 +108,16 @@ def _noted(plan:MemPlan, notes:tuple)->MemPlan:
     return replace(plan, unknowns=tuple(dict.fromkeys((*plan.unknowns, *notes)))) if notes else plan
 
 # %% ../nbs/20_planner.ipynb #7592edf7
+_SAY_EVERY_S = 10  # seconds a loader is read before it is said to be still read (nothing silent for more than ~10 s)
+
+def _said_batches(dl, what:str):
+    "`dl`'s batches; every `_SAY_EVERY_S` seconds a line says how many `what` has read (an augmented loader is slow)"
+    t0 = said = time.monotonic()
+    for i, b in enumerate(dl):
+        if (now := time.monotonic()) - said >= _SAY_EVERY_S:
+            said = now; print(f"{what}: {i + 1} batches of the loader read ({now - t0:.0f} s)", flush=True)
+        yield b
+
 def _largest_with_raw(dl, max_batches:int):
     "(the batch with the most tensor bytes among `dl`'s first `max_batches`, `dl`'s batch before `after_batch` for it)"
     raw, ab, own = [None], dl.after_batch, 'after_batch' in vars(dl)
@@ -115,7 +125,7 @@ def _largest_with_raw(dl, max_batches:int):
     dl.after_batch = keep
     try:
         best = best_raw = None
-        for i, b in enumerate(dl):
+        for i, b in enumerate(_said_batches(dl, 'largest_batch')):
             if best is None or _nbytes(b) > _nbytes(best): best, best_raw = b, raw[0]
             if i + 1 >= max_batches: break
     finally:
@@ -187,7 +197,7 @@ def loader_batches(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
         out = _sorted_batches(dl, n_steps)
         while out is None or len(out) < n_steps:  # any other loader: its batches, each dropped once its shape is read
             out, n = out or [], len(out or [])
-            for b in dl:
+            for b in _said_batches(dl, 'loader_batches'):
                 out.append(_meta(b))
                 if len(out) == n_steps: break
             if len(out) == n: break
