@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import contextlib, copy, logging, math, os, re, time, weakref, warnings
+import contextlib, copy, logging, math, os, re, threading, time, types, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -205,6 +205,28 @@ def _dense_strides(t)->bool:
         expected *= size
     return True
 
+_STEP_HOOKS = ('_forward_pre_hooks', '_forward_hooks', '_backward_pre_hooks', '_backward_hooks')  # a step runs these
+
+def _cell_of(cell, memo:dict):
+    "A closure cell holding what `memo` copied `cell`'s content to (itself if not copied; empty if empty)"
+    try: x = cell.cell_contents
+    except ValueError: return types.CellType()
+    return types.CellType(memo.get(id(x), x))
+
+def _hooks_rebound(copied:nn.Module, memo:dict)->nn.Module:
+    "`copied`'s hooks that close over what `copy.deepcopy` copied (the model, its lists) made to close over the copies"
+    # deepcopy keeps a function as it is: `lambda m, i, o: self.feats.append(o)` on the copy would append to the
+    # user's model, which a step of the copy then does not see (and the user's list fills with the step's tensors)
+    for m in copied.modules():
+        for hooks in (getattr(m, a, None) or {} for a in _STEP_HOOKS):
+            for k, f in list(hooks.items()):
+                cells = getattr(f, '__closure__', None) if isinstance(f, types.FunctionType) else None
+                if not cells: continue
+                g = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__,
+                                       tuple(_cell_of(x, memo) for x in cells))
+                g.__kwdefaults__, g.__qualname__ = f.__kwdefaults__, f.__qualname__; hooks[k] = g
+    return copied
+
 def _shadow(model, dev='cpu'):
     "(fake mode, copy of `model`) whose parameters and held tensors have shapes and dtypes but no data"
     # real tensors the step meets outside the model (a loss's class weights, a closure's constant) are taken as fakes
@@ -217,7 +239,7 @@ def _shadow(model, dev='cpu'):
             st = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=dev) if _dense_strides(t) else
                   torch.empty(t.shape, dtype=t.dtype, device=dev))
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
-    shadow = copy.deepcopy(model, memo)
+    shadow = _hooks_rebound(copy.deepcopy(model, memo), memo)
     for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse
         if isinstance(m, ToTensorBase): m.tensor_cls = _as_is
     return mode, shadow
@@ -226,7 +248,8 @@ def _as_is(x): return x  # a view of the same storage would cost no memory eithe
 
 def _real_copy(model):
     "A real copy of `model`; the tensors it holds that autograd made (fastai's weight dropout) are copied detached"
-    return copy.deepcopy(model, {id(t): t.detach().clone() for t in held_tensors(model)})
+    memo = {id(t): t.detach().clone() for t in held_tensors(model)}
+    return _hooks_rebound(copy.deepcopy(model, memo), memo)
 
 # %% ../nbs/09_fake_step.ipynb #4ac93691
 def _fit_rows(t, bs):
@@ -839,8 +862,9 @@ def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
                           f"{spec.name} reads them ({_first_line(e)}); predict a smaller bs, or measure_memory")
     if isinstance(e, _LossFailed): return _loss_failed(e)
     return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
-                      "A model that reads tensor values outside its batch, or keeps tensors in objects that are not "
-                      "modules, cannot be predicted; use measure_memory on a small batch instead")
+                      "A model that reads values a prediction does not follow (those of a float tensor, the batch's "
+                      "own included: only integer tensors' values are followed), or keeps tensors in objects that are "
+                      "not modules, cannot be predicted; use measure_memory on a small batch instead")
 
 # %% ../nbs/09_fake_step.ipynb #fs27u1
 def _custom_functions(out)->set:
@@ -1605,12 +1629,24 @@ def _check_measurable(spec:StepSpec):
         check_host_memory(n_gpus * (spec.bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
                           'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
 
+@contextmanager
+def _still_running(what:str, every:float=_BEAT_S):
+    "Say every `every` seconds that `what` still runs, from a thread: one real kernel can outlast a beat"
+    # a fake step beats by its operator count (`_KnownValues.beat`); a real one may spend a beat in one call: measured,
+    # a fastai U-Net (resnet18, bs 4, 64 px) took 64 s in bf16 on this CPU, without a word before
+    done, t0 = threading.Event(), time.monotonic()
+    def beat():
+        while not done.wait(every): print(f"{what} is still running ({time.monotonic() - t0:.0f} s)", flush=True)
+    th = threading.Thread(target=beat, daemon=True); th.start()
+    try: yield
+    finally: done.set(); th.join()
+
 def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
     "`measure_memory` on one device: a warm step of a real copy of the model; kernels' scratch too where `scratch`"
     scratch = scratch and not spec.attribute and kernel_scratch_available(spec.device)  # CPU, no profiler running
     real = _real_copy(spec.model).to(spec.device)
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
-    with portable_kernels():
+    with portable_kernels(), _still_running('measure_memory: the real step'):
         o = _warm_up(real, spec.opt, spec.splitter)
         try:
             with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
@@ -1731,7 +1767,8 @@ def _rank_parts(spec:StepSpec)->dict:
 def _measure_sharded(spec:StepSpec, timeout:float=300)->MemPlan:
     "The plan of the rank that peaked highest (a device must hold it), measured on `n_gpus` CPU processes"
     # a real copy travels: autograd-made tensors a model holds (fastai's weight dropout) do not pickle
-    ranks = run_ranks(_rank_parts, spec.n_gpus, (replace(spec, model=_real_copy(spec.model)),), timeout=timeout)
+    with _still_running(f'measure_memory: the real step on {spec.n_gpus} ranks'):
+        ranks = run_ranks(_rank_parts, spec.n_gpus, (replace(spec, model=_real_copy(spec.model)),), timeout=timeout)
     worst = max(ranks, key=lambda r: r['peak'])  # ranks can differ (uneven shards): rank 0 is not always the largest
     return _sharded_memplan(spec, worst, measured=True, ranks=[r['peak'] for r in ranks])
 
