@@ -498,6 +498,7 @@ class StepSpec:
     blocks: object = None  # FSDP's units: a function from the model to its submodules
     attribute: bool = False  # also attribute the peak to modules and kinds
     compiled: bool = False  # the model was `torch.compile`d: `model` is the eager module inside
+    seq_dim: int = 1  # the batch's dimension a long sequence's plan cuts: 1 (batch-first), 0 (a time-first RNN's)
     # tensors the data loader keeps alive through the step beside the batch (fastai's, its batch before `after_batch`),
     # with the batch's rows: made with it, at its size, and not kept into the next step
     loader_held: tuple = None
