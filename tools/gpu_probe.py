@@ -11,6 +11,9 @@ plan does not. Each probe prints one JSON line and is written to `--out` as it e
   `memhelp.cuda_emulation`'s emulation, on shapes and dims of every kind (`--only reductions`);
 - packing: `pack_padded_sequence`'s copies of its runs on CUDA, real against the emulation (`--only packing`; added
   after the H200 run, from PackedSequence.cpp: not yet run on a GPU).
+- cudnn_rnn: what cuDNN's recurrent kernels hold on CUDA (`_cudnn_rnn`'s reserve space, the workspaces inside it and
+  its backward) and each step's allocated peak, against the plan, which counts PyTorch's step-by-step kernels and lists
+  cuDNN's as not known (`--only cudnn_rnn`; added at stop 50, not yet run on a GPU): the measurement a rule for them needs.
 
 Run it after tools/gpu_check.py, with the same wheels: `PYTHONPATH=/tmp/site:. python3 tools/gpu_probe.py --out F`.
 """
@@ -184,6 +187,63 @@ def packing():
         rows.append(dict(case=name, shape=list(shape), batch_first=bf, real=real,
                          emulated=packing_emulated(shape, bf, lengths)))
         del x, p
+    return rows
+
+RNNS = [  # (name, the layer, sequence length, batch, precision): LSTMs and GRUs of the sizes the lessons train
+    ('LSTM 1 x 256, 128 tokens x 32', lambda: nn.LSTM(256, 256), 128, 32, 'fp32'),
+    ('LSTM 2 x 512, 256 tokens x 16', lambda: nn.LSTM(400, 512, 2), 256, 16, 'fp32'),
+    ('LSTM 2 x 512, bf16 autocast', lambda: nn.LSTM(400, 512, 2), 256, 16, 'bf16'),
+    ('LSTM 3 x 1152 (AWD_LSTM), 72 tokens x 64', lambda: nn.LSTM(400, 1152, 3), 72, 64, 'fp32'),
+    ('LSTM 2 x 512, 2048 tokens x 4', lambda: nn.LSTM(400, 512, 2), 2048, 4, 'fp32'),
+    ('LSTM bidirectional 2 x 256', lambda: nn.LSTM(256, 256, 2, bidirectional=True), 256, 16, 'fp32'),
+    ('LSTM with proj_size 128', lambda: nn.LSTM(256, 512, 2, proj_size=128), 256, 16, 'fp32'),
+    ('GRU 2 x 512', lambda: nn.GRU(400, 512, 2), 256, 16, 'fp32'),
+]
+
+class _Seq(nn.Module):
+    "A recurrent layer and a linear head: a step with a loss, as the planner runs it"
+    def __init__(self, rnn):
+        super().__init__(); self.rnn = rnn
+        self.head = nn.Linear(rnn.hidden_size * (2 if rnn.bidirectional else 1) if not getattr(rnn, 'proj_size', 0)
+                              else rnn.proj_size * (2 if rnn.bidirectional else 1), 8)
+    def forward(self, x): return self.head(self.rnn(x)[0])
+
+def _mse(out, y): return F.mse_loss(out.float(), y)
+
+def _cudnn_calls(fn)->list:
+    "Each cuDNN RNN call `fn()` makes: its outputs' bytes and the peak it reached above them while it ran (workspaces)"
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+    calls, ops = [], (torch.ops.aten._cudnn_rnn.default, torch.ops.aten._cudnn_rnn_backward.default)
+    class Calls(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func not in ops: return func(*args, **(kwargs or {}))
+            torch.cuda.synchronize(); before = torch.cuda.memory_allocated(); torch.cuda.reset_peak_memory_stats()
+            out = func(*args, **(kwargs or {})); torch.cuda.synchronize()
+            outs = [t.untyped_storage().nbytes() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            calls.append(dict(op=func.overloadpacket.__name__, outputs=outs,
+                              inside=torch.cuda.max_memory_allocated() - before - _out_bytes(out)))
+            return out
+    with Calls(): fn()
+    return calls
+
+def cudnn_rnn():
+    "Each case's cuDNN calls and CUDA's allocated peak for one SGD step, against `predict_memory(..., device='cuda')`"
+    from memhelp.fake_step import predict_memory, measure_memory
+    rows = []
+    for name, make, T, B, prec in RNNS:
+        torch.manual_seed(0); m = _Seq(make())
+        x, y = torch.randn(T, B, m.rnn.input_size), torch.zeros(T, B, 8)
+        plan = predict_memory(m, batch=(x, y), loss_func=_mse, precision=prec, opt='sgd', device='cuda')
+        mc, xc, yc = m.cuda(), x.cuda(), y.cuda()
+        real = measure_memory(mc, batch=(xc, yc), loss_func=_mse, precision=prec, opt='sgd', device='cuda')
+        def step():
+            with torch.autocast('cuda', torch.bfloat16, enabled=prec == 'bf16'): out = mc(xc)
+            _mse(out, yc).backward()
+        calls = _cudnn_calls(step); mc.zero_grad(set_to_none=True)
+        rows.append(dict(case=name, seq_len=T, bs=B, precision=prec, planned=plan.peak, measured=real.peak,
+                         planned_reserved=plan.reserved, unknowns=list(plan.unknowns), cudnn_calls=calls))
+        del mc, xc, yc; torch.cuda.empty_cache()
     return rows
 
 def main():
