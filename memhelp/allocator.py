@@ -714,8 +714,9 @@ def gpu_table()->pd.DataFrame:
 def _gpu_key(name)->str:
     "The key of card `name` in `_GPUS`: a model with one memory size needs none ('H100' is 'H100-80')"
     key = str(name).upper().replace(' ', '').replace('_', '-')
+    if key in _GPUS: return key
     sizes = [k for k in _GPUS if k.startswith(key + '-')]
-    if key in _GPUS or len(sizes) == 1: return key if key in _GPUS else sizes[0]
+    if len(sizes) == 1: return sizes[0]
     if sizes: raise ValueError(f"gpu: {name!r} comes in {len(sizes)} memory sizes: name one of {sizes}")
     raise ValueError(f"gpu: unknown card {name!r}; known: {list(_GPUS)}")
 

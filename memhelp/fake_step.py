@@ -1243,7 +1243,7 @@ def _one_device_only(spec:StepSpec, cuda:bool=False, # the route writes out the 
 
 def _long_refusal(spec:StepSpec)->str|None:
     "Why a loop extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
-    spec = _time_first(spec); T = _seq_len(spec)
+    T = _seq_len(spec)
     if T is None or T < _LONG_FROM or not any(isinstance(m, nn.RNNBase) for m in spec.model.modules()): return None
     if why := _one_device_only(spec, cuda=True): return why
     chunked = [type(m).__name__ for m in spec.model.modules() if isinstance(getattr(m, 'bptt', None), int)]
@@ -1351,7 +1351,7 @@ def _loop_scratch(spec:StepSpec, runs:dict, unknowns:dict, first:int, fit_of, ch
 # %% ../nbs/09_fake_step.ipynb #ls27c8
 def _template(spec:StepSpec)->tuple|str:
     "(template, first length, held, state, trace's state, notes, with scratch) from short steps, checked; or why not"
-    spec, runs, unknowns = _time_first(spec), {}, {}; refs = spec.device.type == 'cuda'
+    runs, unknowns, refs = {}, {}, spec.device.type == 'cuda'
     for first in _FIRSTS:
         mm = _short_steps(spec, [n for n in (first, first + 1, first + 2, _CHECK) if n not in runs], runs, unknowns)
         if notes := sorted(set(unknowns) - {_CUDNN_RNN}):  # cuDNN's note is the full step's too, at any length
@@ -1414,6 +1414,7 @@ def _full_length_check(spec:StepSpec, first:int)->str|None:
 
 def _predict_long(spec:StepSpec)->MemPlan:
     "The plan of one full step, or from shorter ones: a recurrent loop over the length, repeated blocks over the depth"
+    spec = _time_first(spec)  # a time-first RNN's batch: its sequence in dimension 0 (the full step does not mind)
     full, refused = lambda: (_predict_sharded if spec.n_gpus > 1 else _predict_one)(spec), []
     # the depth's steps run the model's own code on fewer blocks: any failure there falls back to the full step
     for kind, refusal, template, plan, caught in (  # the first that plans `spec`; each one refused says why
@@ -1440,7 +1441,7 @@ _STAGING_LEFT_OUT = ("CUDA reductions over every token (a linear head's bias gra
 
 def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan at `spec`'s length from `_template`'s `t`"
-    (fit, first, held, mm, state, unknowns, (scratch, at)), T = t, _seq_len(_time_first(spec))
+    (fit, first, held, mm, state, unknowns, (scratch, at)), T = t, _seq_len(spec)
     how = (f"extrapolated to {T} tokens from the steps of {first}, {first + 1}, {first + 2} tokens (loops per token),"
            f" checked exactly at {_CHECK}")
     items = _at_length(fit, T - first)

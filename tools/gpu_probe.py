@@ -13,7 +13,7 @@ plan does not. Each probe prints one JSON line and is written to `--out` as it e
   after the H200 run, from PackedSequence.cpp: not yet run on a GPU).
 - cudnn_rnn: what cuDNN's recurrent kernels hold on CUDA (`_cudnn_rnn`'s reserve space, the workspaces inside it and
   its backward) and each step's allocated peak, against the plan, which counts PyTorch's step-by-step kernels and lists
-  cuDNN's as not known (`--only cudnn_rnn`; added at stop 50, not yet run on a GPU): the measurement a rule for them needs.
+  cuDNN's as not known (`--only cudnn_rnn`; added at stop 50, not yet run on a GPU): what a rule for them needs.
 
 Run it after tools/gpu_check.py, with the same wheels: `PYTHONPATH=/tmp/site:. python3 tools/gpu_probe.py --out F`.
 """
@@ -204,8 +204,7 @@ class _Seq(nn.Module):
     "A recurrent layer and a linear head: a step with a loss, as the planner runs it"
     def __init__(self, rnn):
         super().__init__(); self.rnn = rnn
-        self.head = nn.Linear(rnn.hidden_size * (2 if rnn.bidirectional else 1) if not getattr(rnn, 'proj_size', 0)
-                              else rnn.proj_size * (2 if rnn.bidirectional else 1), 8)
+        self.head = nn.Linear((getattr(rnn, 'proj_size', 0) or rnn.hidden_size) * (2 if rnn.bidirectional else 1), 8)
     def forward(self, x): return self.head(self.rnn(x)[0])
 
 def _mse(out, y): return F.mse_loss(out.float(), y)
