@@ -852,6 +852,9 @@ def note_untracked(nbytes:int, # bytes made (> 0) or freed (< 0) outside any ope
 def note_transient(nbytes:int, # bytes of a buffer a kernel makes and frees before it returns, as a tensor would be
                    alongside:int=0, # bytes of the kernel's outputs, made before the buffer: the trackers see them
                                     # only when the kernel returns
+                   site:tuple|None=None, # (f, ints): `f(*ints)` gives (nbytes, alongside) again, from integers
+                                         # an observer with a `transient` method may extrapolate (0 bytes: told only
+                                         # there)
                   ):
     "Tell the tracked blocks open on the CPU of a kernel's own buffer, allocated like a tensor: in peaks and traces"
     # CUDA's kernels take such buffers from the caching allocator, so they are in its allocated bytes (an emulation's
@@ -859,11 +862,15 @@ def note_transient(nbytes:int, # bytes of a buffer a kernel makes and frees befo
     # An observer's trace gets one block of both, freed before the outputs arrive: the same peak, in one block. The
     # trackers must be entered after the emulation's mode (innermost), so that they see the outputs only then
     nbytes, alongside = check_int('nbytes', nbytes, lo=0), check_int('alongside', alongside, lo=0)
+    if site is not None and not (isinstance(site, tuple) and len(site) == 2 and callable(site[0])
+                                 and isinstance(site[1], tuple) and all(type(i) is int for i in site[1])):
+        raise ValueError(f"site: must be None or (f, a tuple of ints), got {site!r}")
     key = ('<kernel buffer>', next(_TRANSIENT_KEYS))
     for m in _cpu_trackers():
-        n = round_up(nbytes, m.round_to) + round_up(alongside, m.round_to)
+        n = round_up(nbytes, m.round_to) + round_up(alongside, m.round_to) if nbytes or site is None else 0
         m.peak, m.window_peak = max(m.peak, m.current + n), max(m.window_peak, m.current + n)
-        if m.observer is not None: m.observer.grew(key, n, None); m.observer.grew(key, -n, None)
+        if site is not None and (told := getattr(m.observer, 'transient', None)) is not None: told(key, n, site)
+        elif n and m.observer is not None: m.observer.grew(key, n, None); m.observer.grew(key, -n, None)
 
 _TRANSIENT_KEYS = itertools.count()
 

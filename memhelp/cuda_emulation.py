@@ -1287,6 +1287,12 @@ _REDUCE_KERNELS = {
        for f in (_A.var.correction, _A.std.correction, _A.var_mean.correction, _A.std_mean.correction)},
     **{f: (1, lambda x, o: 16) for f in (_A.max.dim, _A.min.dim, _A.argmax.default, _A.argmin.default)}}  # value, index
 
+def _reduction_buffers(cast:int, alongside:int, acc:int, offset:int, dims:int, *geometry:int)->tuple:
+    "(bytes, alongside) `note_transient` is told of a reduction: its cast and staging; `dims` a bit mask, shape+strides"
+    nd = len(geometry) // 2  # integers only (a `site`): a planner extrapolates them over a sequence's length
+    stage = _reduce_staging_bytes(geometry[:nd], geometry[nd:], [d for d in range(nd) if dims >> d & 1], acc, offset)
+    return cast + stage, alongside
+
 def _cuda_kernel_buffers(func, args, kwargs, out):
     "Tell the trackers of a CUDA kernel's own buffers: a reduction's cast and staging; packing's copies (or nothing)"
     if func is _A._pack_padded_sequence.default:  # its runs' copies on the device (`pack_copy_bytes`; else a bound)
@@ -1296,17 +1302,19 @@ def _cuda_kernel_buffers(func, args, kwargs, out):
     x, out0 = (args[0] if args else None), (out[0] if isinstance(out, tuple) else out)
     if not isinstance(x, torch.Tensor) or not isinstance(out0, torch.Tensor): return
     cast = _cuda_cast_bytes(func, x, out0) if func in _CUDA_CAST_REDUCTIONS or func == _A.cumsum.default else 0
-    stage = 0
-    if (k := _REDUCE_KERNELS.get(func)) is not None:
-        pos, acc = k
-        dims = (args[pos] if len(args) > pos else (kwargs or {}).get('dim')) if pos is not None else None
-        dims = [dims] if isinstance(dims, int) else dims
-        dense = not cast or (0 not in x.stride() and x.is_contiguous())  # `to` keeps a contiguous input's strides
-        strides = x.stride() if dense else make_contiguous_strides_for(x.shape)
-        stage = _reduce_staging_bytes(x.shape, strides, dims, acc(x, out0), 0 if cast else x.storage_offset())
-    if cast or stage:  # beside the outputs, made before them
-        note_transient(cast + stage, sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0]
-                                         if isinstance(t, torch.Tensor)))
+    outs = sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+    if (k := _REDUCE_KERNELS.get(func)) is None:
+        if cast: note_transient(cast, outs)  # beside the outputs, made before them
+        return
+    pos, acc = k
+    dims = (args[pos] if len(args) > pos else (kwargs or {}).get('dim')) if pos is not None else None
+    dims = [dims] if isinstance(dims, int) else dims
+    dense = not cast or (0 not in x.stride() and x.is_contiguous())  # `to` keeps a contiguous input's strides
+    strides = x.stride() if dense else make_contiguous_strides_for(x.shape)
+    mask = sum({1 << d % max(x.ndim, 1) for d in dims}) if dims else (1 << x.ndim) - 1
+    ints = (cast, outs, acc(x, out0), 0 if cast else x.storage_offset(), mask, *x.shape, *strides)
+    site = (_reduction_buffers, tuple(map(int, ints)))
+    note_transient(_reduction_buffers(*site[1])[0], outs, site)  # told even when none: longer, it can stage
 
 # %% ../nbs/08_cuda_emulation.ipynb #sc27e1
 def scratch_check(f, # runs the operators to check, on real CPU tensors; called twice

@@ -1111,25 +1111,41 @@ def _items_peak(items)->int:
 # %% ../nbs/09_fake_step.ipynb #ls27c9
 class _KeyedCurve(AllocRecorder):
     "An `AllocRecorder` that also keeps each new storage's bytes before rounding, and where the tracker reads its peak"
-    def __init__(self): super().__init__(); self.raw, self.marks = [], []
+    def __init__(self): super().__init__(); self.raw, self.marks, self.sites = [], [], []
     def grew(self, key, delta, t=None):
         resized = key in self.sizes and self.sizes[key] + delta > 0
         super().grew(key, delta, t); n = self.events[-1][1]
         self.raw.append(t.untyped_storage().nbytes() if t is not None and not resized else n)
         if resized and t is None: self.marks.append(len(self.events))  # `_resized` reads the peak at once
+    def transient(self, key, n, site):
+        "`note_transient`'s buffer of `n` bytes (0: none made) and its `site`, which `_stack_items` writes in its place"
+        self.sites.append((len(self.events), site, n > 0))
+        if n: self.grew(key, n); self.grew(key, -n)
     def op_done(self, func, current):
         super().op_done(func, current)
         if not self.marks or self.marks[-1] != len(self.events): self.marks.append(len(self.events))
 
 # %% ../nbs/09_fake_step.ipynb #ls27c10
 _RESIZE = 1 << 52  # a resize's reference: -(_RESIZE + d), below any free's -(1 + d)
+_SITE, _SITE_KINDS = 1 << 60, []  # a kernel's buffer: -(_SITE + kind), how many ints, its site's ints; kinds' functions
+
+def _site_items(site:tuple)->list:
+    "A `note_transient` site as items: its kind, its count of ints, the ints (each on a line over the length)"
+    f, ints = site
+    if f not in _SITE_KINDS: _SITE_KINDS.append(f)
+    return [-_SITE - _SITE_KINDS.index(f), len(ints), *ints]
 
 def _stack_items(rec:_KeyedCurve)->tuple:
     "(the state's events, the step as ints): storages' bytes, frees and resizes by stack distance, 0 at each reading"
-    live, out, marks = [k for k, _ in rec.events[:rec.start]], [], set(rec.marks)
+    live, out, marks, sites, made = [k for k, _ in rec.events[:rec.start]], [], set(rec.marks), {}, set()
+    for i, site, n in rec.sites: sites.setdefault(i, []).append((site, n))
     for i in range(rec.start, len(rec.events)):
         (k, n), raw = rec.events[i], rec.raw[i]
         if i in marks: out.append(0)
+        for site, pair in sites.get(i, ()):  # a buffer made and freed (or none): its site instead, in its place
+            out += _site_items(site)
+            if pair: made.update((i, i + 1))
+        if i in made: continue
         at = next((len(live) - 1 - j for j, x in enumerate(reversed(live)) if x == k), None)  # most frees are recent
         if at is None:
             if not n: raise ValueError("the trace frees a storage it never made")
@@ -1137,12 +1153,13 @@ def _stack_items(rec:_KeyedCurve)->tuple:
         elif n: out += [-_RESIZE - (len(live) - 1 - at), raw]
         else: del live[at]; out.append(-1 - (len(live) - at))
     if len(rec.events) in marks: out.append(0)
+    for site, _ in sites.get(len(rec.events), ()): out += _site_items(site)
     return rec.events[:rec.start], out
 
 # %% ../nbs/09_fake_step.ipynb #ls27c11
 def _unstacked(state:list, items, round_to:int, end:dict):
     "`state`'s and `_stack_items`' `items`' events one at a time; then `end` has the top, what is alive, what was freed"
-    live, sizes, level, top, freed = list(range(len(state))), {}, 0, 0, []
+    live, sizes, level, top, freed, told = list(range(len(state))), {}, 0, 0, [], {}  # told: each site's bytes, once
     r = round_up(1, round_to)  # checked once: `round_up`'s own check would cost a third of a long trace's writing
     for i, (_, n) in enumerate(state): sizes[i] = n; yield i, n
     key, it = len(state), iter(items)
@@ -1150,6 +1167,12 @@ def _unstacked(state:list, items, round_to:int, end:dict):
         if v > 0:
             n = -(-v // r) * r; live.append(key); sizes[key] = n; yield key, n; key += 1; level += n
         elif v == 0: top = max(top, level)
+        elif v <= -_SITE:  # a kernel's buffer, as its site's ints give it at this length: made, read, freed
+            site = (v, *(next(it) for _ in range(next(it))))  # a loop's round tells the same site again
+            if (got := told.get(site)) is None: got = told[site] = _SITE_KINDS[-_SITE - v](*site[1:])
+            if got[0]:  # 0: none at this length
+                n = -(-got[0] // r) * r + -(-got[1] // r) * r; yield key, n; yield key, 0; key += 1
+                top = max(top, level + n)
         else:
             d = -1 - v if v > -_RESIZE else -_RESIZE - v
             if d >= len(live): raise ValueError(f"a reference past the {len(live)} storages alive")
@@ -1431,14 +1454,6 @@ def _predict_long(spec:StepSpec)->MemPlan:
         refused.append(f"no {kind} extrapolation: {why}")
     return replace(full(), how=f"one full step ({'; '.join(refused)})") if refused else full()
 
-# measured at stop 50 against one full step: an LSTM's linear head sums its bias gradient over every token, and at
-# full length CUDA's reduction takes a staging buffer (08's emulation of Reduce.cuh) that 8-16 tokens never reach
-# (lstm_lm, bs 16, 100 tokens: reserved 98 MiB lower than the full step's; a 2 x 512 LSTM, bs 4, 300 tokens: its
-# allocated peak 4.0 MiB lower). Every such plan also lists cuDNN's kernels as not known, so `fits` keeps its margin
-_STAGING_LEFT_OUT = ("CUDA reductions over every token (a linear head's bias gradient) take staging buffers at full "
-                     "length that the short steps do not: not in this extrapolated trace, which can be below one full "
-                     "step's")
-
 def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan at `spec`'s length from `_template`'s `t`"
     (fit, first, held, mm, state, unknowns, (scratch, at)), T = t, _seq_len(spec)
@@ -1453,8 +1468,7 @@ def _long_plan(spec:StepSpec, t:tuple)->MemPlan:
     events = _WrittenTrace(state, items, spec.round_to)  # CUDA: each event written out, for the allocator, when read
     reserved = replay(events, timeline=False).reserved_peak
     return _memplan(spec, mm, held, held + events.top, False, how=how + f"; the allocator's trace written out, "
-                    f"{len(events):,} events", events=events, reserved=reserved,
-                    unknowns=(*unknowns, _STAGING_LEFT_OUT))
+                    f"{len(events):,} events", events=events, reserved=reserved, unknowns=unknowns)
 
 # %% ../nbs/09_fake_step.ipynb #ck27c1
 # kept chunks: the fewest extrapolated (the steps below run 12 chunks' worth), the steps fitted, the one checked
