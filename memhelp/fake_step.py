@@ -1252,8 +1252,13 @@ def _time_first(spec:StepSpec)->StepSpec:
     "`spec` with the sequence in dimension 0 where its batch is a time-first RNN's, long there (`nn.LSTM`'s default)"
     ts, rnns = tensors_in(spec.batch), [m for m in spec.model.modules() if isinstance(m, nn.RNNBase)]
     if not ts or ts[0].ndim < 2 or not rnns or any(m.batch_first for m in rnns): return spec
-    if ts[0].shape[1] >= _LONG_FROM or ts[0].shape[0] < _LONG_FROM: return spec  # batch-first, or short
-    return spec if spec.n_acc > 1 or spec.loader_held is not None else replace(spec, seq_dim=0)  # rows are batches
+    if spec.n_acc > 1 or spec.loader_held is not None: return spec  # their rows are the batch's
+    (steps, rows), tf = ts[0].shape[:2], replace(spec, seq_dim=0)
+    if steps < _LONG_FROM or steps == rows: return spec  # short, or not told apart by their lengths
+    if rows < _LONG_FROM: return tf
+    try: seen = _loopless_forward(spec, rows)[0]  # both long: which one the recurrent layers run (loops left out)
+    except Exception: return spec  # the model's own code on the stubs' zeros: the full step decides
+    return tf if seen and all(n == steps for n in seen) else spec
 
 # %% ../nbs/09_fake_step.ipynb #ls27c6
 def _one_device_only(spec:StepSpec, cuda:bool=False, # the route writes out the allocator's trace: CUDA too
