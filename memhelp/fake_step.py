@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import contextlib, copy, logging, math, os, re, threading, time, types, weakref, warnings
+import collections, contextlib, copy, logging, math, os, re, threading, time, types, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -250,6 +250,37 @@ def _real_copy(model):
     "A real copy of `model`; the tensors it holds that autograd made (fastai's weight dropout) are copied detached"
     memo = {id(t): t.detach().clone() for t in held_tensors(model)}
     return _hooks_rebound(copy.deepcopy(model, memo), memo)
+
+# %% ../nbs/09_fake_step.ipynb #hg51c1
+_CONTAINERS = (list, dict, set, collections.deque)  # what a hook fills: `acts.append(o)`, `acts[name] = o`
+
+def _code_names(code)->set:
+    "The global names `code` reads, and those of the functions defined inside it"
+    return set(code.co_names).union(*(_code_names(c) for c in code.co_consts if isinstance(c, types.CodeType)))
+
+def _hook_containers(model)->list:
+    "The lists, dicts, sets and deques `model`'s step hooks reach by a global name or a closure"
+    found = {}
+    for m in model.modules():
+        for f in (f for a in _STEP_HOOKS for f in (getattr(m, a, None) or {}).values()):
+            if not isinstance(f, types.FunctionType): continue
+            xs = [f.__globals__.get(n) for n in _code_names(f.__code__)]
+            for c in f.__closure__ or ():
+                try: xs.append(c.cell_contents)
+                except ValueError: pass  # an empty cell
+            found.update((id(x), x) for x in xs if isinstance(x, _CONTAINERS))
+    return list(found.values())
+
+@contextmanager
+def _hook_containers_kept(model):
+    "Give the containers `model`'s hooks fill (`_hook_containers`) their contents back after the steps inside"
+    kept = [(x, copy.copy(x)) for x in _hook_containers(model)]
+    try: yield
+    finally:
+        for x, was in kept:
+            x.clear()
+            if isinstance(x, (list, collections.deque)): x.extend(was)
+            else: x.update(was)
 
 # %% ../nbs/09_fake_step.ipynb #4ac93691
 def _fit_rows(t, bs):
@@ -959,7 +990,7 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks, loader_held=loader_held)
-    return _predict_long(spec)  # one full step, or from short ones (long sequences, below)
+    with _hook_containers_kept(spec.model): return _predict_long(spec)  # one full step, or from short ones (below)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c1
 class _LiveCurve:
@@ -1719,7 +1750,8 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                      blocks=blocks, real=True, loader_held=loader_held)
     timeout, kernel_scratch = check_number('timeout', timeout, lo=0.001), check_bool('kernel_scratch', kernel_scratch)
     _check_measurable(spec)
-    return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec, kernel_scratch)
+    with _hook_containers_kept(spec.model):  # what its hooks fill outside the model: as it was, after
+        return _measure_sharded(spec, timeout) if spec.n_gpus > 1 else _measure_one(spec, kernel_scratch)
 
 # %% ../nbs/09_fake_step.ipynb #631045c7
 def _unit_names(model, blocks)->tuple:
