@@ -27,7 +27,8 @@ from fastai.callback.rnn import ModelResetter
 from fastai.callback.tracker import TerminateOnNaNCallback, EarlyStoppingCallback, SaveModelCallback, ReduceLROnPlateau
 from fastai.callback.training import ShortEpochCallback, GradientAccumulation, GradientClip
 from fastai.callback.preds import MCDropoutCallback
-from fastai.callback.mixup import MixHandler
+from fastai.callback.mixup import MixHandler, MixUp, CutMix, reduce_loss
+from fastai.losses import NoneReduce
 from fastai.callback.channelslast import ChannelsLast
 from fastai.learner import Recorder, CastToTensor, SkipToEpoch
 from fastai.text.data import SortedDL, Pad_Chunk
@@ -83,12 +84,13 @@ _STEP_AS_PLANNED = {TrainEvalCallback, Recorder, CastToTensor, ProgressCallback,
 _STEP_EVENTS = ('before_fit', 'before_train', 'before_epoch', 'before_batch', 'after_pred', 'after_loss',
                 'before_backward', 'after_backward', 'before_step', 'after_step', 'after_cancel_batch', 'after_batch')
 
-def _callback_notes(learn)->tuple:
+def _callback_notes(learn, planned=(), # callbacks the plan runs after all (`_mixed_step`'s)
+                   )->tuple:
     "What `learn`'s callbacks do to a step that the plan does not follow, one sentence each (for `MemPlan.unknowns`)"
     notes, convs = [], [m.weight for m in learn.model.modules() if isinstance(m, nn.Conv2d)]
     for cb in learn.cbs:
         name, evs = type(cb).__name__, [e for e in _STEP_EVENTS if getattr(type(cb), e, None) is not None]
-        if type(cb) in _STEP_AS_PLANNED or isinstance(cb, AutocastPrecision) or not evs: continue
+        if type(cb) in _STEP_AS_PLANNED or isinstance(cb, AutocastPrecision) or not evs or cb in planned: continue
         if isinstance(cb, MixHandler): notes.append(f"callback `{name}` mixes each batch with a shuffled copy (a "
             "second input-sized tensor) and takes the loss twice: not in the plan")
         elif isinstance(cb, ChannelsLast):
@@ -103,9 +105,65 @@ def _callback_notes(learn)->tuple:
                            "to a step (a tensor it keeps, a copy of the batch, hooks) is not counted")
     return tuple(notes)
 
-def _noted(plan:MemPlan, notes:tuple)->MemPlan:
+def _noted(plan:MemPlan, notes:tuple, name:str=None, # the model's name in `plan`, where not its own
+          )->MemPlan:
     "`plan` with `notes` added to its `unknowns`"
+    if name is not None: plan = replace(plan, model=name)
     return replace(plan, unknowns=tuple(dict.fromkeys((*plan.unknowns, *notes)))) if notes else plan
+
+# %% ../nbs/20_planner.ipynb #mx51c1
+# fastai 2.8.7's callback/mixup.py, in its order. The values do not change memory: `rand` draws stand in for Beta's (a
+# view of a two-column sample, as `Dirichlet` draws it) and a fixed patch for `rand_bbox`'s. What fastai keeps to the
+# next batch (mixed inputs, shuffled targets, weights) comes back with the predictions, which the loop keeps until the
+# next forward is done: during that forward only, a plan holds them a little longer than fastai (never less)
+class _Mixing(nn.Module):
+    "`model` fed as fastai's `MixUp` (or `CutMix`, `cut`) feeds it: inputs `b[:n_x]`, targets the rest of `b`"
+    def __init__(self, model, n_x:int, cut:bool, stack_y:bool):
+        super().__init__(); self.model, self.n_x, self.cut, self.stack_y = model, n_x, cut, stack_y
+    def forward(self, *b):
+        xb, yb, x, two = b[:self.n_x], b[self.n_x:], b[0], None
+        n, dev, some = x.shape[0], x.device, slice(1 if self.cut else None)  # CutMix shuffles the first of each
+        col = lambda t: (-1, *[1] * (t.ndim - 1))  # fastai's `unsqueeze(lam, n=t.ndim - 1)`: a view
+        lam = torch.rand(1 if self.cut else n, 2, device=dev)[:, 0]
+        if not self.cut: two = torch.stack([lam, 1 - lam], 1); lam = two.max(1)[0]
+        shuffle = torch.randperm(n, device=dev)
+        xb1, yb1 = tuple(t[shuffle] for t in xb[some]), tuple(t[shuffle] for t in yb[some])
+        if self.cut:  # the patch in place, in the batch itself (as `learn.xb[0]`); then `lam` from its area
+            h, w = x.shape[-2] // 2, x.shape[-1] // 2; x[..., :h, :w] = xb1[0][..., :h, :w]
+            mixed, lam = xb, torch.full((1,), 0.75, device=dev)
+        else: mixed = tuple(torch.lerp(a, t, weight=lam.view(col(t))) for a, t in zip(xb1, xb))
+        del xb1, shuffle, two  # `before_batch` returns
+        if not self.stack_y: yb = tuple(torch.lerp(a, t, weight=lam.view(col(t))) for a, t in zip(yb1, yb))
+        return self.model(*mixed), mixed, yb, yb1, lam
+
+class _MixedLoss:
+    "`MixHandler.lf` on `_Mixing`'s outputs: each half's loss unreduced, then their `lerp` (or mixed targets' loss)"
+    def __init__(self, loss_func, stack_y:bool): self.loss_func, self.stack_y = loss_func, stack_y
+    def __call__(self, out):
+        pred, _, yb, yb1, lam = out
+        if not self.stack_y: return self.loss_func(pred, *yb)
+        with NoneReduce(self.loss_func) as lf: loss = torch.lerp(lf(pred, *yb1), lf(pred, *yb), lam)
+        return reduce_loss(loss, getattr(self.loss_func, 'reduction', 'mean'))
+
+def _split_inner(splitter, mixing): return splitter(mixing.model)  # a module-level function: pickled to ranks
+
+def _named(model, own)->str|None:
+    "The name a learner's plan gives its model `own` where `model`, what was planned, is `_Mixing` around it; else None"
+    return f"{type(own).__name__} (mixed batches)" if isinstance(model, _Mixing) else None
+
+# %% ../nbs/20_planner.ipynb #mx51c2
+def _mixed_step(learn, kw:dict):
+    "The `MixUp` or `CutMix` of `learn` that `kw` (`_learner_kwargs`') now runs with its model and loss; None if none"
+    cbs, b = [c for c in learn.cbs if isinstance(c, MixHandler)], kw['batch']
+    if len(cbs) != 1 or type(cbs[0]) not in (MixUp, CutMix) or 'batches' in kw: return None
+    if not isinstance(b, (tuple, list)) or not all(isinstance(t, torch.Tensor) for t in b): return None
+    cut, n_x, stack_y = type(cbs[0]) is CutMix, kw['n_inp'] or len(b) - 1, getattr(learn.loss_func, 'y_int', False)
+    if not 0 < n_x < len(b) or not b[0].is_floating_point() or (cut and (n_x > 1 or b[0].ndim != 4)): return None
+    if not stack_y and not all(t.is_floating_point() for t in b[n_x:]): return None  # fastai's `lerp` would fail
+    split = kw['splitter'] and functools.partial(_split_inner, kw['splitter'])
+    kw.update(model=_Mixing(kw['model'], n_x, cut, stack_y), loss_func=_MixedLoss(kw['loss_func'], stack_y),
+              n_inp=len(b), splitter=split)
+    return cbs[0]
 
 # %% ../nbs/20_planner.ipynb #7592edf7
 _SAY_EVERY_S = 10  # seconds a loader is read before it is said to be still read (nothing silent for more than ~10 s)
@@ -323,7 +381,7 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
         bs = loader_batches(learn.dls.train, n_steps)  # CUDA: the loader's steps, replayed, when their shapes vary
         if len({tuple(tuple(t.shape) for t in tensors_in(b)) for b in bs}) > 1: kw['batches'] = bs
     if 'precision' not in kw: kw['precision'] = _learner_precision(learn, kw.get('device', 'cpu'))
-    notes = list(_callback_notes(learn))  # callbacks the plan does not run: in its `unknowns`
+    notes = list(cb_notes := _callback_notes(learn))  # callbacks the plan does not run: in its `unknowns`
     if 'batch' not in kw:
         kw['batch'], raw = _largest_with_raw(learn.dls.train, 64)
         held, note = _loader_held(kw['batch'], raw); notes += [note] if note else []
@@ -334,9 +392,12 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
     if any(isinstance(c, RNNCallback) for c in learn.cbs):
         loss_func = _rnn_loss(plain_loss(loss_func), *((reg.alpha, reg.beta) if reg else ()))
-    if notes: kw['notes'] = tuple(notes)
     n_inp = getattr(learn.dls, 'n_inp', None)  # plain fastai DataLoaders have none: all but the last item, as fastai
-    return {'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func, 'n_inp': n_inp, **kw}
+    kw = {'model': learn.model, 'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func,
+          'n_inp': n_inp, **kw}
+    if (mix := _mixed_step(learn, kw)) is not None: notes = [*_callback_notes(learn, (mix,)), *notes[len(cb_notes):]]
+    if notes: kw['notes'] = tuple(notes)
+    return kw
 
 # %% ../nbs/20_planner.ipynb #c305286e
 _FROM_LEARNER = ['model', 'input_shape', 'opt', 'loss_func', 'splitter', 'n_inp']  # a Learner's own: not in signatures
@@ -352,8 +413,9 @@ def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
     kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs), n_steps)
     batches, show, notes = kw.pop('batches', None), check_bool('show_progress', show_progress), kw.pop('notes', ())
-    if not batches: return _noted(predict_memory(self.model, **kw), notes)
-    return _noted(_sequence_plan(self.model, None, batches=batches, show=show, **kw), notes)
+    model = kw.pop('model')
+    if not batches: return _noted(predict_memory(model, **kw), notes, _named(model, self.model))
+    return _noted(_sequence_plan(model, None, batches=batches, show=show, **kw), notes, _named(model, self.model))
 
 @patch
 @delegates(measure_memory, but=_FROM_LEARNER)
@@ -363,7 +425,8 @@ def measure_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
                    **kwargs)->MemPlan:
     "Measure the step that `Learner.predict_memory` predicts, on a real copy of the model (tracked)"
     kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs))
-    notes = kw.pop('notes', ()); return _noted(measure_memory(self.model, **kw), notes)
+    notes, model = kw.pop('notes', ()), kw.pop('model')
+    return _noted(measure_memory(model, **kw), notes, _named(model, self.model))
 
 # %% ../nbs/20_planner.ipynb #723480da
 def _budget(budget)->int:
@@ -503,7 +566,7 @@ def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or
                    **kwargs)->int:
     "The largest batch size whose predicted peak for this learner fits in `budget`"
     kw = _learner_kwargs(self, dict(precision=precision, opt=opt, **kwargs), n_steps); kw.pop('bs')
-    return max_batch_size(self.model, None, budget, limit, **kw)
+    return max_batch_size(kw.pop('model'), None, budget, limit, **kw)
 
 # %% ../nbs/20_planner.ipynb #6c16180b
 _COSTS = {'as is': 'nothing',
@@ -636,7 +699,7 @@ def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a
     "Predicted peak of each way to train this learner with batch `target_bs` in `budget`, with its cost"
     kw = _learner_kwargs(self, dict(bs=target_bs, precision=precision, opt=opt, **kwargs), n_steps)
     bs, precision, opt = kw.pop('bs'), kw.pop('precision'), kw.pop('opt')
-    return plan_options(self.model, None, budget, bs, precision, opt, **kw)
+    return plan_options(kw.pop('model'), None, budget, bs, precision, opt, **kw)
 
 @patch
 @delegates(Learner.plan_options)
