@@ -138,7 +138,9 @@ class _Mixing(nn.Module):
 
 class _MixedLoss:
     "`MixHandler.lf` on `_Mixing`'s outputs: each half's loss unreduced, then their `lerp` (or mixed targets' loss)"
-    def __init__(self, loss_func, stack_y:bool): self.loss_func, self.stack_y = loss_func, stack_y
+    def __init__(self, loss_func, stack_y:bool, cb:str='MixUp'):  # named in errors as the callback's
+        self.loss_func, self.stack_y = loss_func, stack_y
+        self.__name__ = f"{cb}.lf over {getattr(loss_func, '__name__', type(loss_func).__name__)}"
     def __call__(self, out):
         pred, _, yb, yb1, lam = out
         if not self.stack_y: return self.loss_func(pred, *yb)
@@ -161,8 +163,8 @@ def _mixed_step(learn, kw:dict):
     if not 0 < n_x < len(b) or not b[0].is_floating_point() or (cut and (n_x > 1 or b[0].ndim != 4)): return None
     if not stack_y and not all(t.is_floating_point() for t in b[n_x:]): return None  # fastai's `lerp` would fail
     split = kw['splitter'] and functools.partial(_split_inner, kw['splitter'])
-    kw.update(model=_Mixing(kw['model'], n_x, cut, stack_y), loss_func=_MixedLoss(kw['loss_func'], stack_y),
-              n_inp=len(b), splitter=split)
+    lf = _MixedLoss(kw['loss_func'], stack_y, type(cbs[0]).__name__)
+    kw.update(model=_Mixing(kw['model'], n_x, cut, stack_y), loss_func=lf, n_inp=len(b), splitter=split)
     return cbs[0]
 
 # %% ../nbs/20_planner.ipynb #7592edf7
