@@ -274,7 +274,10 @@ def _hook_containers(model)->list:
 @contextmanager
 def _hook_containers_kept(model):
     "Give the containers `model`'s hooks fill (`_hook_containers`) their contents back after the steps inside"
-    kept = [(x, copy.copy(x)) for x in _hook_containers(model)]
+    kept = []
+    for x in _hook_containers(model):
+        try: kept.append((x, copy.copy(x)))
+        except Exception: pass  # a container of the user's that will not copy: left to fill, as a real step would
     try: yield
     finally:
         for x, was in kept:
