@@ -134,7 +134,7 @@ class _Mixing(nn.Module):
         else: mixed = tuple(torch.lerp(a, t, weight=lam.view(col(t))) for a, t in zip(xb1, xb))
         del xb1, shuffle, two  # `before_batch` returns
         if not self.stack_y: yb = tuple(torch.lerp(a, t, weight=lam.view(col(t))) for a, t in zip(yb1, yb))
-        return self.model(*mixed), mixed, yb, yb1, lam
+        return self.model(*mixed), () if self.cut else mixed, yb, yb1, lam  # CutMix's is the batch, kept already
 
 class _MixedLoss:
     "`MixHandler.lf` on `_Mixing`'s outputs: each half's loss unreduced, then their `lerp` (or mixed targets' loss)"
