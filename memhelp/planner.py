@@ -32,7 +32,7 @@ from fastai.losses import NoneReduce
 from fastai.callback.channelslast import ChannelsLast
 from fastai.learner import Recorder, CastToTensor, SkipToEpoch
 from fastai.text.data import SortedDL, Pad_Chunk
-from fastai.torch_core import get_random_states, set_random_states
+from fastai.torch_core import get_random_states, set_random_states, unsqueeze
 from .callback import MemRecorder
 from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
@@ -123,7 +123,6 @@ class _Mixing(nn.Module):
     def forward(self, *b):
         xb, yb, x, two = b[:self.n_x], b[self.n_x:], b[0], None
         n, dev, some = x.shape[0], x.device, slice(1 if self.cut else None)  # CutMix shuffles the first of each
-        col = lambda t: (-1, *[1] * (t.ndim - 1))  # fastai's `unsqueeze(lam, n=t.ndim - 1)`: a view
         lam = torch.rand(1 if self.cut else n, 2, device=dev)[:, 0]
         if not self.cut: two = torch.stack([lam, 1 - lam], 1); lam = two.max(1)[0]
         shuffle = torch.randperm(n, device=dev)
@@ -131,9 +130,9 @@ class _Mixing(nn.Module):
         if self.cut:  # the patch in place, in the batch itself (as `learn.xb[0]`); then `lam` from its area
             h, w = x.shape[-2] // 2, x.shape[-1] // 2; x[..., :h, :w] = xb1[0][..., :h, :w]
             mixed, lam = xb, torch.full((1,), 0.75, device=dev)
-        else: mixed = tuple(torch.lerp(a, t, weight=lam.view(col(t))) for a, t in zip(xb1, xb))
+        else: mixed = tuple(torch.lerp(a, t, weight=unsqueeze(lam, n=t.ndim - 1)) for a, t in zip(xb1, xb))
         del xb1, shuffle, two  # `before_batch` returns
-        if not self.stack_y: yb = tuple(torch.lerp(a, t, weight=lam.view(col(t))) for a, t in zip(yb1, yb))
+        if not self.stack_y: yb = tuple(torch.lerp(a, t, weight=unsqueeze(lam, n=t.ndim - 1)) for a, t in zip(yb1, yb))
         return self.model(*mixed), () if self.cut else mixed, yb, yb1, lam  # CutMix's is the batch, kept already
 
 class _MixedLoss:
