@@ -1312,8 +1312,8 @@ def _cuda_kernel_buffers(func, args, kwargs, out):
     dense = not cast or (0 not in x.stride() and x.is_contiguous())  # `to` keeps a contiguous input's strides
     strides = x.stride() if dense else make_contiguous_strides_for(x.shape)
     mask = sum({1 << d % max(x.ndim, 1) for d in dims}) if dims else (1 << x.ndim) - 1
-    ints = (cast, outs, acc(x, out0), 0 if cast else x.storage_offset(), mask, *x.shape, *strides)
-    site = (_reduction_buffers, tuple(map(int, ints)))
+    ints = (cast, outs, acc(x, out0), 0 if cast else math.gcd(x.storage_offset(), 4), mask, *x.shape, *strides)
+    site = (_reduction_buffers, tuple(map(int, ints)))  # the offset's alignment only: vector loads of 4 at most read it
     note_transient(_reduction_buffers(*site[1])[0], outs, site)  # told even when none: longer, it can stage
 
 # %% ../nbs/08_cuda_emulation.ipynb #sc27e1

@@ -1162,12 +1162,13 @@ class _KeyedCurve(AllocRecorder):
 # %% ../nbs/09_fake_step.ipynb #ls27c10
 _RESIZE = 1 << 52  # a resize's reference: -(_RESIZE + d), below any free's -(1 + d)
 _SITE, _SITE_KINDS = 1 << 60, []  # a kernel's buffer: -(_SITE + kind), how many ints, its site's ints; kinds' functions
+_SLOT = 1 << 48  # a site's j-th int is written as (j + 1) * _SLOT + int: a shape's 12 never matches a length's 12
 
 def _site_items(site:tuple)->list:
-    "A `note_transient` site as items: its kind, its count of ints, the ints (each on a line over the length)"
+    "A `note_transient` site as items: its kind, its count of ints, its ints tagged by slot (on lines over lengths)"
     f, ints = site
     if f not in _SITE_KINDS: _SITE_KINDS.append(f)
-    return [-_SITE - _SITE_KINDS.index(f), len(ints), *ints]
+    return [-_SITE - _SITE_KINDS.index(f), len(ints), *((j + 1) * _SLOT + v for j, v in enumerate(ints))]
 
 def _stack_items(rec:_KeyedCurve)->tuple:
     "(the state's events, the step as ints): storages' bytes, frees and resizes by stack distance, 0 at each reading"
@@ -1191,8 +1192,9 @@ def _stack_items(rec:_KeyedCurve)->tuple:
     return rec.events[:rec.start], out
 
 # %% ../nbs/09_fake_step.ipynb #ls27c11
-def _unstacked(state:list, items, round_to:int, end:dict):
+def _unstacked(state:list, items, round_to:int, end:dict, kinds=None):
     "`state`'s and `_stack_items`' `items`' events one at a time; then `end` has the top, what is alive, what was freed"
+    # kinds: the site functions the items were written with (a pickled trace brings its own)
     live, sizes, level, top, freed, told = list(range(len(state))), {}, 0, 0, [], {}  # told: each site's bytes, once
     r = round_up(1, round_to)  # checked once: `round_up`'s own check would cost a third of a long trace's writing
     for i, (_, n) in enumerate(state): sizes[i] = n; yield i, n
@@ -1202,8 +1204,8 @@ def _unstacked(state:list, items, round_to:int, end:dict):
             n = -(-v // r) * r; live.append(key); sizes[key] = n; yield key, n; key += 1; level += n
         elif v == 0: top = max(top, level)
         elif v <= -_SITE:  # a kernel's buffer, as its site's ints give it at this length: made, read, freed
-            site = (v, *(next(it) for _ in range(next(it))))  # a loop's round tells the same site again
-            if (got := told.get(site)) is None: got = told[site] = _SITE_KINDS[-_SITE - v](*site[1:])
+            site = (v, *(next(it) - (j + 1) * _SLOT for j in range(next(it))))  # a loop's rounds tell it again
+            if (got := told.get(site)) is None: got = told[site] = (kinds or _SITE_KINDS)[-_SITE - v](*site[1:])
             if got[0]:  # 0: none at this length
                 n = -(-got[0] // r) * r + -(-got[1] // r) * r; yield key, n; yield key, 0; key += 1
                 top = max(top, level + n)
@@ -1229,7 +1231,8 @@ class _WrittenTrace:
     def __init__(self, state:list, items:tuple, round_to:int, head:list=()):
         self.state, self.items, self.round_to, self.head = state, items, round_to, list(head)
         self._len = self._top = None  # known once read through
-    def _step(self, end:dict): return _unstacked(self.state, _iter_expand(self.items), self.round_to, end)
+        self.kinds = tuple(_SITE_KINDS)  # its sites' functions, by position: `_SITE_KINDS` is this process's own
+    def _step(self, end:dict): return _unstacked(self.state, _iter_expand(self.items), self.round_to, end, self.kinds)
     def __iter__(self):
         yield from self.head
         end, S, n = {}, len(self.state), len(self.head) + 2
