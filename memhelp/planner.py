@@ -38,6 +38,7 @@ from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
 from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool
 from .allocator import gpu_capacity, parse_alloc_conf, gpu_table, replay, STEP_END, MIN_BLOCK
+from .distributed import fsdp_blocks
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
                           check_step_options,
                           AutocastPrecision)
@@ -147,23 +148,37 @@ class _MixedLoss:
         return reduce_loss(loss, getattr(self.loss_func, 'reduction', 'mean'))
 
 def _split_inner(splitter, mixing): return splitter(mixing.model)  # a module-level function: pickled to ranks
+def _blocks_inner(blocks, mixing): return (blocks or fsdp_blocks)(mixing.model)  # FSDP's units: the model's own
 
 def _named(model, own)->str|None:
     "The name a learner's plan gives its model `own` where `model`, what was planned, is `_Mixing` around it; else None"
     return f"{type(own).__name__} (mixed batches)" if isinstance(model, _Mixing) else None
 
 # %% ../nbs/20_planner.ipynb #mx51c2
+def _mixing_fails(cut:bool, b:tuple, n_x:int, stack_y:bool, rows:int)->str|None:
+    "Why fastai 2.8.7's `MixUp` (`CutMix`, `cut`) fails on batch `b` (its `before_batch`, callback/mixup.py); else None"
+    x, y = b[0], b[n_x:]
+    if n_x != 1 or len(y) != 1:  # `learn.x` and `learn.y` are tuples then: no `.device`, no `.size`
+        return f"it reads one input and one target (`learn.x`, `learn.y`), and the batch has {n_x} and {len(y)}"
+    if cut and x.ndim != 4: return f"it cuts a patch from a batch of images (4 dims), and the input has {x.ndim}"
+    if not cut and not x.is_floating_point(): return f"it blends the inputs with `torch.lerp`, which {x.dtype} has not"
+    if not cut and rows == 1: return "it squeezes its weights, one a row, then stacks them on dim 1: one row has none"
+    if not stack_y and not y[0].is_floating_point():  # a loss without `y_int`: the targets are blended too
+        return f"the loss has no `y_int`, so it blends the targets with `torch.lerp`, which {y[0].dtype} has not"
+
 def _mixed_step(learn, kw:dict):
     "The `MixUp` or `CutMix` of `learn` that `kw` (`_learner_kwargs`') now runs with its model and loss; None if none"
     cbs, b = [c for c in learn.cbs if isinstance(c, MixHandler)], kw['batch']
     if len(cbs) != 1 or type(cbs[0]) not in (MixUp, CutMix) or 'batches' in kw: return None
     if not isinstance(b, (tuple, list)) or not all(isinstance(t, torch.Tensor) for t in b): return None
     cut, n_x, stack_y = type(cbs[0]) is CutMix, kw['n_inp'] or len(b) - 1, getattr(learn.loss_func, 'y_int', False)
-    if not 0 < n_x < len(b) or not b[0].is_floating_point() or (cut and (n_x > 1 or b[0].ndim != 4)): return None
-    if not stack_y and not all(t.is_floating_point() for t in b[n_x:]): return None  # fastai's `lerp` would fail
+    if why := _mixing_fails(cut, b, n_x, stack_y, kw.get('bs') or len(b[0])):
+        raise ValueError(f"learn: fastai's {type(cbs[0]).__name__} fails on this learner's batches, in `fit` as in a "
+                         f"plan: {why}")
     split = kw['splitter'] and functools.partial(_split_inner, kw['splitter'])
     lf = _MixedLoss(kw['loss_func'], stack_y, type(cbs[0]).__name__)
-    kw.update(model=_Mixing(kw['model'], n_x, cut, stack_y), loss_func=lf, n_inp=len(b), splitter=split)
+    kw.update(model=_Mixing(kw['model'], n_x, cut, stack_y), loss_func=lf, n_inp=len(b), splitter=split,
+              blocks=functools.partial(_blocks_inner, kw.get('blocks')))
     return cbs[0]
 
 # %% ../nbs/20_planner.ipynb #7592edf7

@@ -214,6 +214,9 @@ def block_runs(model:nn.Module, # the model to search
 
 def checkpoint_parts(model):
     "The parts of `model` that checkpointing splits: its `nn.Sequential` children, the model, `repeated_blocks`, runs"
+    kids = list(model.children())  # a wrapper of one module with no weights of its own (a learner's mixing, as 20 plans
+    if len(kids) == 1 and not isinstance(model, nn.Sequential) and next(model.parameters(False), None) is None:
+        if inner := checkpoint_parts(kids[0]): return inner  # it): that module's parts, as they are without it
     # children first: fastai's body and head, a ResNet's stages (checkpointing a whole body in one piece saves nothing)
     subs = [c for c in model.children() if isinstance(c, nn.Sequential) and len(c) > 1]
     return subs or ([model] if isinstance(model, nn.Sequential) else repeated_blocks(model) or block_runs(model))
@@ -228,8 +231,8 @@ def checkpointed(model:nn.Module, # the model to change in place
         (checkpoint_model if plain else checkpoint_layers)(b, min(segments, len(b)))
     # a layer run again in backward would append its keys and values to a Hugging Face cache a second time: off, as
     # `gradient_checkpointing_enable()` turns it off in training (transformers' "`use_cache=True` is incompatible")
-    cfg = getattr(model, 'config', None)
-    if getattr(cfg, 'use_cache', None) is True: cfg.use_cache = False
+    for m in model.modules():  # the model's own or, in a wrapper, the wrapped one's
+        if getattr(cfg := getattr(m, 'config', None), 'use_cache', None) is True: cfg.use_cache = False
     return model
 
 # %% ../nbs/07_step.ipynb #ck27e1
