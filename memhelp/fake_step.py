@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import collections, contextlib, copy, logging, math, os, re, threading, time, types, weakref, warnings
+import collections, contextlib, copy, dis, logging, math, os, re, threading, time, types, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -253,37 +253,55 @@ def _real_copy(model):
 
 # %% ../nbs/09_fake_step.ipynb #hg51c1
 _CONTAINERS = (list, dict, set, collections.deque)  # what a hook fills: `acts.append(o)`, `acts[name] = o`
+_NOT_HELPERS = (type, types.ModuleType, types.FunctionType, types.MethodType, nn.Module)  # objects whose state is kept
 
-def _code_names(code)->set:
-    "The global names `code` reads, and those of the functions defined inside it"
-    return set(code.co_names).union(*(_code_names(c) for c in code.co_consts if isinstance(c, types.CodeType)))
+def _global_names(code)->set:
+    "The global names `code` loads, and those the functions defined inside it load (not its attributes' names)"
+    own = {i.argval for i in dis.get_instructions(code) if i.opname in ('LOAD_GLOBAL', 'LOAD_NAME')}
+    return own.union(*(_global_names(c) for c in code.co_consts if isinstance(c, types.CodeType)))
 
-def _hook_containers(model)->list:
-    "The lists, dicts, sets and deques `model`'s step hooks reach by a global name or a closure"
+def _hook_reach(model)->tuple:
+    "(containers, helper objects) `model`'s step hooks reach by a global name, a closure or a bound method's object"
     found = {}
     for m in model.modules():
         for f in (f for a in _STEP_HOOKS for f in (getattr(m, a, None) or {}).values()):
+            xs, f = [getattr(f, '__self__', None)], getattr(f, '__func__', f)
             if not isinstance(f, types.FunctionType): continue
-            xs = [f.__globals__.get(n) for n in _code_names(f.__code__)]
+            xs += [f.__globals__.get(n) for n in _global_names(f.__code__)]
             for c in f.__closure__ or ():
                 try: xs.append(c.cell_contents)
                 except ValueError: pass  # an empty cell
-            found.update((id(x), x) for x in xs if isinstance(x, _CONTAINERS))
-    return list(found.values())
+            found.update((id(x), x) for x in xs)
+    helpers = [x for x in found.values() if hasattr(x, '__dict__') and not isinstance(x, _NOT_HELPERS)]
+    found.update((id(v), v) for h in helpers for v in vars(h).values())  # `h.acts.append(o)`: the helper's lists
+    return [x for x in found.values() if isinstance(x, _CONTAINERS)], helpers
+
+
+# %% ../nbs/09_fake_step.ipynb #hg52c1
+def _restore(x, was):
+    "Give container `x` the contents `was` again"
+    x.clear()
+    if isinstance(x, (list, collections.deque)): x.extend(was)
+    else: x.update(was)
 
 @contextmanager
 def _hook_containers_kept(model):
-    "Give the containers `model`'s hooks fill (`_hook_containers`) their contents back after the steps inside"
-    kept = []
-    for x in _hook_containers(model):
+    "Give what `model`'s hooks fill (`_hook_reach`) its contents back after the steps inside; helpers' tensors too"
+    (boxes, helpers), kept = _hook_reach(model), []
+    for x in boxes:
         try: kept.append((x, copy.copy(x)))
         except Exception: pass  # a container of the user's that will not copy: left to fill, as a real step would
+    attrs = [(h, dict(vars(h))) for h in helpers]
     try: yield
     finally:
         for x, was in kept:
-            x.clear()
-            if isinstance(x, (list, collections.deque)): x.extend(was)
-            else: x.update(was)
+            try: _restore(x, was)
+            except Exception: pass  # one that will not change (torch.fx's `immutable_list`) was not filled either
+        for h, was in attrs:  # a hook's `h.out = o`: the step's tensor is not left there
+            for k in [k for k, v in vars(h).items() if tensors_in(v) and (k not in was or was[k] is not v)]:
+                if k in was: setattr(h, k, was[k])
+                else: delattr(h, k)
+
 
 # %% ../nbs/09_fake_step.ipynb #4ac93691
 def _fit_rows(t, bs):
