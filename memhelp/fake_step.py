@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import collections, contextlib, copy, dis, logging, math, os, re, threading, time, types, weakref, warnings
+import collections, contextlib, copy, dis, functools, logging, math, os, re, threading, time, types, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
 from fastai.losses import BaseLoss
+from fastai.optimizer import larc_layer_lr, larc_step
 from fastai.layers import ToTensorBase
 from fastai.torch_core import TensorBase
 from fastai.text.models.core import SentenceEncoder
@@ -92,7 +93,7 @@ _VALUE_READS = {torch.ops.aten._local_scalar_dense.default, torch.ops.aten.is_no
 _READS_GUESSED = set()  # what fake optimizer steps read since `_step_peak` last took them into a plan's unknowns
 _OPT_READ = ("the optimizer's step reads `{}` of a tensor the plan has no values of (LAMB's trust ratio, say): planned "
              "as 0 (False); its memory follows the shapes unless the step sizes a tensor by that value, or keeps a "
-             "tensor on one branch and a number on the other (LARC's `min(lr, local_lr)`: a 0-dim tensor a parameter)")
+             "tensor on one branch and a number on the other (`min` of a 0-dim tensor and a number, say)")
 
 class _GuessedReads(TorchDispatchMode):
     "Answer an optimizer's reads of a fake tensor's unknown value with 0 (False), collecting each in `_READS_GUESSED`"
@@ -103,6 +104,24 @@ class _GuessedReads(TorchDispatchMode):
             if func not in _VALUE_READS: raise
             _READS_GUESSED.add('bool()' if func is torch.ops.aten.is_nonzero.default else 'item()')
             return False if args[0].dtype == torch.bool else 0.0 if args[0].is_floating_point() else 0
+
+# %% ../nbs/09_fake_step.ipynb #lr52c1
+def _larc_kept(p, lr, trust_coeff, wd, eps, clip=True, **kwargs):
+    "fastai's `larc_layer_lr`, its local rate kept as a 0-dim tensor: the branch of `min(lr, local_lr)` that holds more"
+    return larc_layer_lr(p, lr, trust_coeff, wd, eps, clip=False)
+
+def _larc_step_unread(p, local_lr, grad_avg=None, **kwargs):
+    "fastai's `larc_step` (optimizer.py, 2.8.7), its tensors as made, without reading the rate's value into `alpha`"
+    alpha = -local_lr  # a 0-dim tensor, as `alpha=-local_lr` makes it; its value does not change memory
+    p.data.add_(p.grad.data if grad_avg is None else grad_avg, alpha=0. if isinstance(alpha, torch.Tensor) else alpha)
+
+def _larc_as_kept(o):
+    "`o` with a fastai optimizer's LARC callbacks as `_larc_kept` and `_larc_step_unread` (fakes have no norms to read)"
+    def swap(cb):  # `Larc` holds `partial(larc_layer_lr, clip=clip)` and `larc_step`
+        if getattr(cb, 'func', None) is larc_layer_lr: return functools.partial(_larc_kept, *cb.args, **cb.keywords)
+        return _larc_kept if cb is larc_layer_lr else _larc_step_unread if cb is larc_step else cb
+    if (cbs := getattr(o, 'cbs', None)) is not None and not isinstance(cbs, str): o.cbs = type(cbs)(map(swap, cbs))
+    return o
 
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
@@ -768,6 +787,7 @@ def _warm_up(model, opt, splitter=None,
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
     model.train()
     with _opt_named(opt, 'could not be made'): o = _foreach_as_on(_make_opt(model, opt, splitter), device)
+    if any(isinstance(p, FakeTensor) for p in model.parameters()): o = _larc_as_kept(o)
     for p in model.parameters():
         if p.requires_grad: p.grad = torch.zeros_like(p)
     with _opt_named(opt, 'failed in its first update, before any step'), _GuessedReads():
