@@ -28,6 +28,7 @@ from fastai.callback.tracker import TerminateOnNaNCallback, EarlyStoppingCallbac
 from fastai.callback.training import ShortEpochCallback, GradientAccumulation, GradientClip
 from fastai.callback.preds import MCDropoutCallback
 from fastai.callback.mixup import MixHandler, MixUp, CutMix, reduce_loss
+from fastai.callback.hook import HookCallback
 from fastai.losses import NoneReduce
 from fastai.callback.channelslast import ChannelsLast
 from fastai.learner import Recorder, CastToTensor, SkipToEpoch
@@ -86,12 +87,15 @@ _STEP_EVENTS = ('before_fit', 'before_train', 'before_epoch', 'before_batch', 'a
                 'before_backward', 'after_backward', 'before_step', 'after_step', 'after_cancel_batch', 'after_batch')
 
 def _callback_notes(learn, planned=(), # callbacks the plan runs after all (`_mixed_step`'s)
+                    device='cpu', # the device planned for
                    )->tuple:
     "What `learn`'s callbacks do to a step that the plan does not follow, one sentence each (for `MemPlan.unknowns`)"
     notes, convs = [], [m.weight for m in learn.model.modules() if isinstance(m, nn.Conv2d)]
     for cb in learn.cbs:
         name, evs = type(cb).__name__, [e for e in _STEP_EVENTS if getattr(type(cb), e, None) is not None]
         if type(cb) in _STEP_AS_PLANNED or isinstance(cb, AutocastPrecision) or not evs or cb in planned: continue
+        # fastai's `Hook.hook_fn` (callback/hook.py) gives a `HookCallback(cpu=True)` (`ActivationStats`) host copies
+        if str(device).startswith('cuda') and isinstance(cb, HookCallback) and cb.detach and cb.cpu: continue
         if isinstance(cb, MixHandler): notes.append(f"callback `{name}` mixes each batch with a shuffled copy (a "
             "second input-sized tensor) and takes the loss twice: not in the plan")
         elif isinstance(cb, ChannelsLast):
@@ -396,8 +400,9 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     if n_steps and 'batch' not in kw and str(kw.get('device', 'cpu')).startswith('cuda') and kw.get('n_gpus', 1) == 1:
         bs = loader_batches(learn.dls.train, n_steps)  # CUDA: the loader's steps, replayed, when their shapes vary
         if len({tuple(tuple(t.shape) for t in tensors_in(b)) for b in bs}) > 1: kw['batches'] = bs
-    if 'precision' not in kw: kw['precision'] = _learner_precision(learn, kw.get('device', 'cpu'))
-    notes = list(cb_notes := _callback_notes(learn))  # callbacks the plan does not run: in its `unknowns`
+    dev = kw.get('device', 'cpu')
+    if 'precision' not in kw: kw['precision'] = _learner_precision(learn, dev)
+    notes = list(cb_notes := _callback_notes(learn, device=dev))  # callbacks the plan does not run: in its `unknowns`
     if 'batch' not in kw:
         kw['batch'], raw = _largest_with_raw(learn.dls.train, 64)
         held, note = _loader_held(kw['batch'], raw); notes += [note] if note else []
@@ -411,7 +416,8 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     n_inp = getattr(learn.dls, 'n_inp', None)  # plain fastai DataLoaders have none: all but the last item, as fastai
     kw = {'model': learn.model, 'opt': learn.opt_func, 'splitter': learn.splitter, 'loss_func': loss_func,
           'n_inp': n_inp, **kw}
-    if (mix := _mixed_step(learn, kw)) is not None: notes = [*_callback_notes(learn, (mix,)), *notes[len(cb_notes):]]
+    if (mix := _mixed_step(learn, kw)) is not None:  # the mixing callback planned: no longer a note
+        notes = [*_callback_notes(learn, (mix,), dev), *notes[len(cb_notes):]]
     if notes: kw['notes'] = tuple(notes)
     return kw
 
