@@ -5,6 +5,7 @@
 # %% ../nbs/20_planner.ipynb #6f1060a9
 from __future__ import annotations
 import copy, functools, math, re, sys, time, warnings
+from contextlib import contextmanager
 from dataclasses import replace
 from types import SimpleNamespace
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
@@ -154,9 +155,12 @@ class _MixedLoss:
 def _split_inner(splitter, mixing): return splitter(mixing.model)  # a module-level function: pickled to ranks
 def _blocks_inner(blocks, mixing): return (blocks or fsdp_blocks)(mixing.model)  # FSDP's units: the model's own
 
-def _named(model, own)->str|None:
-    "The name a learner's plan gives its model `own` where `model`, what was planned, is `_Mixing` around it; else None"
-    return f"{type(own).__name__} (mixed batches)" if isinstance(model, _Mixing) else None
+def _named(model, own, thawed:bool=False, # planned unfrozen (`_as_fine_tuned`)
+          )->str|None:
+    "The name a learner's plan gives its model `own`, planned as `model` (`_Mixing` around it?); None: its own"
+    says = [s for s, on in (('mixed batches', isinstance(model, _Mixing)),
+                            ('unfrozen, as `fine_tune` trains it', thawed)) if on]
+    return f"{type(own).__name__} ({'; '.join(says)})" if says else None
 
 # %% ../nbs/20_planner.ipynb #mx51c2
 def _mixing_fails(cut:bool, b:tuple, n_x:int, stack_y:bool, rows:int)->str|None:
@@ -421,6 +425,19 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     if notes: kw['notes'] = tuple(notes)
     return kw
 
+# %% ../nbs/20_planner.ipynb #fz52c1
+@contextmanager
+def _as_fine_tuned(learn, frozen:bool=False):
+    "Inside the block, a learner fastai's `freeze` left frozen trains every parameter (unless `frozen`); True if so"
+    opt, ps = getattr(learn, 'opt', None), list(learn.model.parameters())
+    thaw = not check_bool('frozen', frozen) and bool(getattr(opt, 'frozen_idx', 0))
+    was = [p.requires_grad for p in ps]
+    if thaw:  # fastai's `unfreeze`: `Optimizer.freeze_to(0)` makes every parameter of its groups trainable
+        for o in opt.all_params(): o[0].requires_grad_(True)
+    try: yield thaw
+    finally:
+        for p, r in zip(ps, was): p.requires_grad_(r)
+
 # %% ../nbs/20_planner.ipynb #c305286e
 _FROM_LEARNER = ['model', 'input_shape', 'opt', 'loss_func', 'splitter', 'n_inp']  # a Learner's own: not in signatures
 
@@ -431,24 +448,29 @@ def predict_memory(self:Learner, bs:int=None, # batch size; the training DataLoa
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    n_steps:int=20, # device='cuda': reserved from the loader's first `n_steps` batches, if shapes vary
                    show_progress:bool=True, # a fastprogress bar over the loader's batches, when they are predicted
+                   frozen:bool=False, # plan it as fastai's `freeze` left it; False: unfrozen, as `fine_tune` trains it
                    **kwargs)->MemPlan:
     "Predict the peak memory of one training step of this learner (its largest training batch resized to `bs`)"
-    kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs), n_steps)
-    batches, show, notes = kw.pop('batches', None), check_bool('show_progress', show_progress), kw.pop('notes', ())
-    model = kw.pop('model')
-    if not batches: return _noted(predict_memory(model, **kw), notes, _named(model, self.model))
-    return _noted(_sequence_plan(model, None, batches=batches, show=show, **kw), notes, _named(model, self.model))
+    with _as_fine_tuned(self, frozen) as thawed:
+        kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs), n_steps)
+        batches, show, notes = kw.pop('batches', None), check_bool('show_progress', show_progress), kw.pop('notes', ())
+        model = kw.pop('model')
+        plan = _sequence_plan(model, None, batches=batches, show=show, **kw) if batches else predict_memory(model, **kw)
+    return _noted(plan, notes, _named(model, self.model, thawed))
 
 @patch
 @delegates(measure_memory, but=_FROM_LEARNER)
 def measure_memory(self:Learner, bs:int=None, # batch size; the training DataLoader's when None
                    precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
+                   frozen:bool=False, # plan it as fastai's `freeze` left it; False: unfrozen, as `fine_tune` trains it
                    **kwargs)->MemPlan:
     "Measure the step that `Learner.predict_memory` predicts, on a real copy of the model (tracked)"
-    kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs))
-    notes, model = kw.pop('notes', ()), kw.pop('model')
-    return _noted(measure_memory(model, **kw), notes, _named(model, self.model))
+    with _as_fine_tuned(self, frozen) as thawed:
+        kw = _learner_kwargs(self, dict(bs=bs, precision=precision, opt=opt, **kwargs))
+        notes, model = kw.pop('notes', ()), kw.pop('model')
+        plan = measure_memory(model, **kw)
+    return _noted(plan, notes, _named(model, self.model, thawed))
 
 # %% ../nbs/20_planner.ipynb #723480da
 def _budget(budget)->int:
@@ -585,10 +607,12 @@ def max_batch_size(self:Learner, budget, # device memory: bytes, e.g. '16GB', or
                    precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
                    opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
                    n_steps:int=20, # device='cuda': replay the loader's first `n_steps` batches, if their shapes vary
+                   frozen:bool=False, # plan it as fastai's `freeze` left it; False: unfrozen, as `fine_tune` trains it
                    **kwargs)->int:
     "The largest batch size whose predicted peak for this learner fits in `budget`"
-    kw = _learner_kwargs(self, dict(precision=precision, opt=opt, **kwargs), n_steps); kw.pop('bs')
-    return max_batch_size(kw.pop('model'), None, budget, limit, **kw)
+    with _as_fine_tuned(self, frozen):
+        kw = _learner_kwargs(self, dict(precision=precision, opt=opt, **kwargs), n_steps); kw.pop('bs')
+        return max_batch_size(kw.pop('model'), None, budget, limit, **kw)
 
 # %% ../nbs/20_planner.ipynb #6c16180b
 _COSTS = {'as is': 'nothing',
@@ -717,11 +741,13 @@ def plan_options(self:Learner, budget, # device memory: bytes, e.g. '16GB', or a
          precision:str=None, # a name of `PRECISIONS`; what the learner's callbacks set when None
          opt=None, # the optimizer: a name or a fastai `opt_func`; the learner's `opt_func` when None
          n_steps:int=20, # device='cuda': replay the loader's first `n_steps` batches, if their shapes vary
+         frozen:bool=False, # plan it as fastai's `freeze` left it; False: unfrozen, as `fine_tune` trains it
          **kwargs)->pd.DataFrame:
     "Predicted peak of each way to train this learner with batch `target_bs` in `budget`, with its cost"
-    kw = _learner_kwargs(self, dict(bs=target_bs, precision=precision, opt=opt, **kwargs), n_steps)
-    bs, precision, opt = kw.pop('bs'), kw.pop('precision'), kw.pop('opt')
-    return plan_options(kw.pop('model'), None, budget, bs, precision, opt, **kw)
+    with _as_fine_tuned(self, frozen):
+        kw = _learner_kwargs(self, dict(bs=target_bs, precision=precision, opt=opt, **kwargs), n_steps)
+        bs, precision, opt = kw.pop('bs'), kw.pop('precision'), kw.pop('opt')
+        return plan_options(kw.pop('model'), None, budget, bs, precision, opt, **kw)
 
 @patch
 @delegates(Learner.plan_options)
