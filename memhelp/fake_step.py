@@ -120,7 +120,9 @@ def _larc_as_kept(o):
     def swap(cb):  # `Larc` holds `partial(larc_layer_lr, clip=clip)` and `larc_step`
         if getattr(cb, 'func', None) is larc_layer_lr: return functools.partial(_larc_kept, *cb.args, **cb.keywords)
         return _larc_kept if cb is larc_layer_lr else _larc_step_unread if cb is larc_step else cb
-    if (cbs := getattr(o, 'cbs', None)) is not None and not isinstance(cbs, str): o.cbs = type(cbs)(map(swap, cbs))
+    for t in (o, vars(o).get('opt')):  # fastai's `Lookahead` holds the optimizer whose callbacks run
+        if (cbs := vars(t).get('cbs') if hasattr(t, '__dict__') else None) is not None and not isinstance(cbs, str):
+            t.cbs = type(cbs)(map(swap, cbs))
     return o
 
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
@@ -279,6 +281,11 @@ def _global_names(code)->set:
     own = {i.argval for i in dis.get_instructions(code) if i.opname in ('LOAD_GLOBAL', 'LOAD_NAME')}
     return own.union(*(_global_names(c) for c in code.co_consts if isinstance(c, types.CodeType)))
 
+def _has_dict(x)->bool:
+    "Has `x` a `__dict__` (False where asking raises, as a proxy object's lookup may)"
+    try: return isinstance(vars(x), dict)
+    except Exception: return False
+
 def _hook_reach(model)->tuple:
     "(containers, helper objects) `model`'s step hooks reach by a global name, a closure or a bound method's object"
     found = {}
@@ -291,7 +298,7 @@ def _hook_reach(model)->tuple:
                 try: xs.append(c.cell_contents)
                 except ValueError: pass  # an empty cell
             found.update((id(x), x) for x in xs)
-    helpers = [x for x in found.values() if hasattr(x, '__dict__') and not isinstance(x, _NOT_HELPERS)]
+    helpers = [x for x in found.values() if not isinstance(x, _NOT_HELPERS) and _has_dict(x)]
     found.update((id(v), v) for h in helpers for v in vars(h).values())  # `h.acts.append(o)`: the helper's lists
     return [x for x in found.values() if isinstance(x, _CONTAINERS)], helpers
 
@@ -302,6 +309,11 @@ def _restore(x, was):
     x.clear()
     if isinstance(x, (list, collections.deque)): x.extend(was)
     else: x.update(was)
+
+def _holds_tensors(v)->bool:
+    "Does `v` hold a tensor (`tensors_in`)? False where it cannot be walked (a list that holds itself)"
+    try: return bool(tensors_in(v))
+    except RecursionError: return False
 
 @contextmanager
 def _hook_containers_kept(model):
@@ -317,7 +329,7 @@ def _hook_containers_kept(model):
             try: _restore(x, was)
             except Exception: pass  # one that will not change (torch.fx's `immutable_list`) was not filled either
         for h, was in attrs:  # a hook's `h.out = o`: the step's tensor is not left there
-            for k in [k for k, v in vars(h).items() if tensors_in(v) and (k not in was or was[k] is not v)]:
+            for k in [k for k, v in vars(h).items() if (k not in was or was[k] is not v) and _holds_tensors(v)]:
                 if k in was: setattr(h, k, was[k])
                 else: delattr(h, k)
 
@@ -787,7 +799,7 @@ def _warm_up(model, opt, splitter=None,
     "An optimizer for `model` after one update, so that gradients and optimizer state exist, as in steady training"
     model.train()
     with _opt_named(opt, 'could not be made'): o = _foreach_as_on(_make_opt(model, opt, splitter), device)
-    if any(isinstance(p, FakeTensor) for p in model.parameters()): o = _larc_as_kept(o)
+    if any(isinstance(getattr(p, '_local_tensor', p), FakeTensor) for p in model.parameters()): o = _larc_as_kept(o)
     for p in model.parameters():
         if p.requires_grad: p.grad = torch.zeros_like(p)
     with _opt_named(opt, 'failed in its first update, before any step'), _GuessedReads():

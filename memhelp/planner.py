@@ -153,7 +153,7 @@ class _MixedLoss:
         return reduce_loss(loss, getattr(self.loss_func, 'reduction', 'mean'))
 
 def _split_inner(splitter, mixing): return splitter(mixing.model)  # a module-level function: pickled to ranks
-def _blocks_inner(blocks, mixing): return (blocks or fsdp_blocks)(mixing.model)  # FSDP's units: the model's own
+def _blocks_inner(blocks, mixing): return (fsdp_blocks if blocks is None else blocks)(mixing.model)  # the model's units
 
 def _named(model, own, thawed:bool=False, # planned unfrozen (`_as_fine_tuned`)
           )->str|None:
@@ -185,8 +185,9 @@ def _mixed_step(learn, kw:dict):
                          f"plan: {why}")
     split = kw['splitter'] and functools.partial(_split_inner, kw['splitter'])
     lf = _MixedLoss(kw['loss_func'], stack_y, type(cbs[0]).__name__)
+    blocks = kw.get('blocks')  # one that is not a function is left for `step_spec` to refuse, in its words
     kw.update(model=_Mixing(kw['model'], n_x, cut, stack_y), loss_func=lf, n_inp=len(b), splitter=split,
-              blocks=functools.partial(_blocks_inner, kw.get('blocks')))
+              blocks=functools.partial(_blocks_inner, blocks) if blocks is None or callable(blocks) else blocks)
     return cbs[0]
 
 # %% ../nbs/20_planner.ipynb #7592edf7
