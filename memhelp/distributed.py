@@ -67,25 +67,51 @@ def _fake_world(world_size):
 
 # %% ../nbs/21_distributed.ipynb #d2100009
 class _NoRebuild:
-    "DDP's reducer, keeping its first bucket order: the rebuild reads the ranks' order, data a simulation lacks"
-    def __init__(self, reducer): self.reducer = reducer
+    "DDP's reducer keeping its first buckets (a rebuild reads the ranks' order: data a simulation lacks), yet sending"
+    def __init__(self, reducer, params, caps):
+        self.reducer, self.params, self.caps = reducer, params, caps
+        self.calls = 0
     def __getattr__(self, k): return getattr(self.reducer, k)
-    def _rebuild_buckets(self): return False
+    def _rebuild_buckets(self):
+        self.calls += 1  # DDP asks before each forward with grad; the reducer rebuilds once, after the first backward
+        if self.calls == 2: _rebuild_broadcasts(self.params, self.caps)
+        return False
+
+def _rebuild_broadcasts(params, caps):
+    "The tensors DDP's bucket rebuild broadcasts from rank 0 (torch 2.14's reducer.cpp, `sync_bucket_indices`)"
+    n_buckets = len(dist._compute_bucket_assignment_by_size(params[::-1], caps)[0])  # gradients come last layer first
+    for n in (len(params) + 1, n_buckets):  # the buckets' parameter indices and their count; then each bucket's size
+        host = torch.empty(n, dtype=torch.int32)  # a CUDA plan counts these few host bytes on the device too
+        dev = torch.empty(n, dtype=torch.int32, device=params[0].device); dev.copy_(host)
+        dist.broadcast(dev, 0); host.copy_(dev)
 
 def _in_place(state, bucket):
     "A comm hook standing for the all-reduce in a simulation: the reduced gradients land in the bucket itself"
     dist.all_reduce(bucket.buffer())  # moves nothing here, but is a collective as in a real run (`held_collectives`)
     fut = torch.futures.Future(); fut.set_result(bucket.buffer()); return fut
 
+
+# %% ../nbs/21_distributed.ipynb #d2100070
+def _shape_check_sent(params):
+    "What DDP's check of the ranks' parameter shapes sends (torch 2.14's reducer.cpp, `verify_params_across_processes`)"
+    dev = params[0].device
+    count = torch.empty(1, dtype=torch.long, device=dev)  # how many parameters, gathered from every rank
+    dist.all_gather([torch.empty_like(count) for _ in range(dist.get_world_size())], count)
+    meta = torch.empty(2 * sum(p.dim() for p in params), dtype=torch.long)  # their sizes and strides, from rank 0
+    dist.broadcast(meta.clone().to(dev), 0)
+
 def _ddp(model):
     from torch.nn.parallel import DistributedDataParallel as DDP
     if dist.get_backend() != 'fake': return DDP(model)
-    import torch.nn.parallel.distributed as ddp_mod  # its cross-rank shape check reads tensor data a simulation lacks
-    with mock.patch.object(ddp_mod, '_verify_param_shape_across_processes', lambda *a, **k: None):
-        ddp = DDP(model, init_sync=False)
+    import torch.nn.parallel.distributed as ddp_mod  # its shape check reads the shapes it gathers: data a fake lacks
+    sent = lambda pg, params, *a: _shape_check_sent(params)
+    with mock.patch.object(ddp_mod, '_verify_param_shape_across_processes', sent):
+        ddp = DDP(model)  # with its broadcast of the weights (flattened), as a real run starts
     ddp.register_comm_hook(None, _in_place)
-    ddp.reducer = _NoRebuild(ddp.reducer)
+    caps = [dist._DEFAULT_FIRST_BUCKET_BYTES, ddp.bucket_bytes_cap]  # the rebuild's (reducer.cpp, torch 2.14)
+    ddp.reducer = _NoRebuild(ddp.reducer, [p for p in model.parameters() if p.requires_grad], caps)
     return ddp
+
 
 # %% ../nbs/21_distributed.ipynb #d2100010
 def _fsdp(model, blocks):

@@ -1840,16 +1840,19 @@ def _sharded_parts(model, spec:StepSpec, known=None,
         # the optimizer's state and the gradients as after an update (sharded with FSDP). FSDP's own gradients are
         # views of one reduce-scatter buffer per unit, these are one tensor each: on CUDA, each rounded to 512 B (high)
         o = _warm_up(model, spec.opt, spec.splitter, spec.device.type)
-        # the last step is the steady one: after a first, FSDP's; DDP rebuilds its buckets in its second step (on
-        # real ranks that step holds both sets: 1.46 MB more than the next for 21_distributed's MLP, measured)
-        n = 2 if fsdp else 3
+        # FSDP: the second step is the steady one. DDP: the peak of its first three from the wrap, as a real run's:
+        # gloo can hold the weights broadcast then into the first two, and the second rebuilds the buckets (a plain
+        # SGD loop of 21_distributed's MLP on 2 gloo ranks: its first step 21% above its third, measured). These
+        # steps start with the state as after an update, a real first step without: high, never low
+        n, peak = 2 if fsdp else 3, 0
         for i in range(n):
-            level = outer.mark()[0]  # the step's peak is this block's: FSDP regrows storages made before (`resize_`)
+            if i == 0 or fsdp:  # the curves and the peak: of the steps counted
+                level, peak = outer.mark()[0], 0  # a block's peak: FSDP regrows storages made before (`resize_`)
+                if curve is not None:
+                    curve.op_done(None, None); at, at2, base = len(curve.events), len(curve.alloc), curve.at
             if rec is not None and i == n - 1: live, start = dict(rec.sizes), len(rec.events)  # alive before it
-            if curve is not None:
-                curve.op_done(None, None); at, at2, base = len(curve.events), len(curve.alloc), curve.at
             buffers, _, _ = _step_peak(wrapped, o, spec, known, kept=kept)
-            peak = outer.mark()[1]
+            peak = max(peak, outer.mark()[1])
         mm = model_memory(model, o, round_to=spec.round_to)
     events = None if rec is None else _steady_trace([*live.items(), *rec.events[start:]], len(live))
     alloc = None if known is None or curve is None or curve.unknown else curve.alloc[at2:]  # None: not known
