@@ -170,9 +170,13 @@ def _mixing_fails(cut:bool, b:tuple, n_x:int, stack_y:bool, rows:int)->str|None:
         return f"it reads one input and one target (`learn.x`, `learn.y`), and the batch has {n_x} and {len(y)}"
     if cut and x.ndim != 4: return f"it cuts a patch from a batch of images (4 dims), and the input has {x.ndim}"
     if not cut and not x.is_floating_point(): return f"it blends the inputs with `torch.lerp`, which {x.dtype} has not"
+    if not cut and x.dtype != torch.float32:  # its weights are float32, and `torch.lerp` does not promote
+        return f"it blends the inputs with float32 weights (`torch.lerp`), and they are {x.dtype}"
     if not cut and rows == 1: return "it squeezes its weights, one a row, then stacks them on dim 1: one row has none"
     if not stack_y and not y[0].is_floating_point():  # a loss without `y_int`: the targets are blended too
         return f"the loss has no `y_int`, so it blends the targets with `torch.lerp`, which {y[0].dtype} has not"
+    if not stack_y and y[0].dtype != torch.float32:
+        return f"the loss has no `y_int`, so it blends the targets with float32 weights, and they are {y[0].dtype}"
 
 def _mixed_step(learn, kw:dict):
     "The `MixUp` or `CutMix` of `learn` that `kw` (`_learner_kwargs`') now runs with its model and loss; None if none"
