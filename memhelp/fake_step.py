@@ -286,20 +286,43 @@ def _has_dict(x)->bool:
     try: return isinstance(vars(x), dict)
     except Exception: return False
 
+def _attr_names(code)->set:
+    "The attribute names `code` (and the functions defined inside it) reads or sets, and its strings (`setattr`)"
+    own = {i.argval for i in dis.get_instructions(code) if i.opname in ('LOAD_ATTR', 'LOAD_METHOD', 'STORE_ATTR')}
+    own.update(c for c in code.co_consts if isinstance(c, str))
+    return own.union(*(_attr_names(c) for c in code.co_consts if isinstance(c, types.CodeType)))
+
+def _items(box)->list:
+    "What container `box` holds (a set's members are not filled in place)"
+    return list(box.values()) if isinstance(box, dict) else [] if isinstance(box, set) else list(box)
+
+
+# %% ../nbs/09_fake_step.ipynb #hg53c1
+def _hook_roots(f)->tuple:
+    "(objects, {python module: attribute names}) hook `f` reaches: its bound object, globals, closure; `store.acts`"
+    xs, f = [getattr(f, '__self__', None)], getattr(f, '__func__', f)
+    if isinstance(f, functools.partial): xs += [*f.args, *f.keywords.values()]; f = f.func
+    if not isinstance(f, types.FunctionType): return xs, {}
+    xs += [f.__globals__.get(n) for n in _global_names(f.__code__)]
+    for c in f.__closure__ or ():
+        try: xs.append(c.cell_contents)
+        except ValueError: pass  # an empty cell
+    names = _attr_names(f.__code__)  # a module's own attributes: only those the hook names (not all of `torch`)
+    return xs, {x: names for x in xs if isinstance(x, types.ModuleType)}
+
 def _hook_reach(model)->tuple:
-    "(containers, helper objects) `model`'s step hooks reach by a global name, a closure or a bound method's object"
-    found = {}
-    for m in model.modules():
-        for f in (f for a in _STEP_HOOKS for f in (getattr(m, a, None) or {}).values()):
-            xs, f = [getattr(f, '__self__', None)], getattr(f, '__func__', f)
-            if not isinstance(f, types.FunctionType): continue
-            xs += [f.__globals__.get(n) for n in _global_names(f.__code__)]
-            for c in f.__closure__ or ():
-                try: xs.append(c.cell_contents)
-                except ValueError: pass  # an empty cell
-            found.update((id(x), x) for x in xs)
-    helpers = [x for x in found.values() if not isinstance(x, _NOT_HELPERS) and _has_dict(x)]
-    found.update((id(v), v) for h in helpers for v in vars(h).values())  # `h.acts.append(o)`: the helper's lists
+    "(containers, [(helper, its attribute names or None: all)]) what `model`'s step hooks can fill"
+    found, mods, inside = {}, {}, {id(m) for m in model.modules()}
+    for f in (f for m in model.modules() for a in _STEP_HOOKS for f in (getattr(m, a, None) or {}).values()):
+        xs, named = _hook_roots(f); found.update((id(x), x) for x in xs)
+        for mod, ns in named.items(): mods.setdefault(mod, set()).update(ns)
+    # helpers: objects with attributes, a module outside the model among them (one inside keeps its own state)
+    helpers = [(x, None) for x in found.values() if _has_dict(x) and (
+        not isinstance(x, _NOT_HELPERS) or isinstance(x, nn.Module) and id(x) not in inside)]
+    helpers += [(m, ns) for m, ns in mods.items() if ns]
+    found.update((id(v), v) for h, ns in helpers for k, v in vars(h).items() if ns is None or k in ns)
+    boxes = [x for x in found.values() if isinstance(x, _CONTAINERS)]
+    found.update((id(v), v) for b in boxes for v in _items(b))  # one level in: `acts[name].append(o)`
     return [x for x in found.values() if isinstance(x, _CONTAINERS)], helpers
 
 
@@ -322,14 +345,15 @@ def _hook_containers_kept(model):
     for x in boxes:
         try: kept.append((x, copy.copy(x)))
         except Exception: pass  # a container of the user's that will not copy: left to fill, as a real step would
-    attrs = [(h, dict(vars(h))) for h in helpers]
+    attrs = [(h, ns, {k: v for k, v in vars(h).items() if ns is None or k in ns}) for h, ns in helpers]
     try: yield
     finally:
         for x, was in kept:
             try: _restore(x, was)
             except Exception: pass  # one that will not change (torch.fx's `immutable_list`) was not filled either
-        for h, was in attrs:  # a hook's `h.out = o`: the step's tensor is not left there
-            for k in [k for k, v in vars(h).items() if (k not in was or was[k] is not v) and _holds_tensors(v)]:
+        for h, ns, was in attrs:  # a hook's `h.out = o`: the step's tensor is not left there
+            now = [(k, v) for k, v in vars(h).items() if ns is None or k in ns]
+            for k in [k for k, v in now if (k not in was or was[k] is not v) and _holds_tensors(v)]:
                 if k in was: setattr(h, k, was[k])
                 else: delattr(h, k)
 
