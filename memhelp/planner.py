@@ -430,6 +430,21 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     if notes: kw['notes'] = tuple(notes)
     return kw
 
+# %% ../nbs/20_planner.ipynb #cl53c1
+@contextmanager
+def _channels_last_as_fit(learn):
+    "Inside the block, a learner with fastai's `ChannelsLast` has its model channels-last, as its `before_fit` makes it"
+    if not any(isinstance(cb, ChannelsLast) for cb in learn.cbs): yield; return
+    m = learn.model  # `to(memory_format=)` gives each parameter (and gradient) new data, each buffer a new tensor
+    ps = [(t, t.data) for p in m.parameters() for t in (p, p.grad) if t is not None]
+    bufs = [(mod, k, b) for mod in m.modules() for k, b in mod._buffers.items()]
+    m.to(memory_format=torch.channels_last)
+    try: yield
+    finally:  # the user's model as it was
+        for t, d in ps: t.data = d
+        for mod, k, b in bufs: mod._buffers[k] = b
+
+
 # %% ../nbs/20_planner.ipynb #fz52c1
 @contextmanager
 def _as_fine_tuned(learn, frozen:bool=False):
@@ -439,7 +454,8 @@ def _as_fine_tuned(learn, frozen:bool=False):
     was = [p.requires_grad for p in ps]
     if thaw:  # fastai's `unfreeze`: `Optimizer.freeze_to(0)` makes every parameter of its groups trainable
         for o in opt.all_params(): o[0].requires_grad_(True)
-    try: yield thaw
+    try:
+        with _channels_last_as_fit(learn): yield thaw
     finally:
         for p, r in zip(ps, was): p.requires_grad_(r)
 
