@@ -4,7 +4,7 @@
 
 # %% ../nbs/21_distributed.ipynb #d2100001
 from __future__ import annotations
-import os, sys, socket, time, queue, pickle, traceback, contextlib, faulthandler, signal, tempfile
+import os, sys, socket, time, queue, pickle, traceback, contextlib, faulthandler, signal, tempfile, weakref
 from typing import NamedTuple
 from unittest import mock
 import torch, torch.nn as nn
@@ -66,29 +66,53 @@ def _fake_world(world_size):
     finally: dist.destroy_process_group(); sys.excepthook = hook
 
 # %% ../nbs/21_distributed.ipynb #d2100009
-class _NoRebuild:
-    "DDP's reducer keeping its first buckets (a rebuild reads the ranks' order: data a simulation lacks), yet sending"
-    def __init__(self, reducer, params, caps):
-        self.reducer, self.params, self.caps = reducer, params, caps
-        self.calls = 0
+class _Rebuilding:
+    "DDP's reducer in a fake world: its bucket rebuild reads the ranks' order, data it lacks, so `_rebuild` makes it"
+    def __init__(self, reducer, ddp, rebuild=True, calls=0):
+        self.reducer, self.ddp, self.rebuild, self.calls = reducer, weakref.ref(ddp), rebuild, calls
     def __getattr__(self, k): return getattr(self.reducer, k)
     def _rebuild_buckets(self):
         self.calls += 1  # DDP asks before each forward with grad; the reducer rebuilds once, after the first backward
-        if self.calls == 2: _rebuild_broadcasts(self.params, self.caps)
+        if self.calls != 2: return False
+        if self.rebuild: self.reducer = None; _rebuild(self.ddp())  # the old reducer let go of first
+        else:  # its broadcasts alone, the buckets counted at most one a parameter (high, and linear in the depth)
+            params = self.ddp()._build_params_for_reducer()[0]; _rebuild_broadcasts(params, len(params))
         return False
-
-def _rebuild_broadcasts(params, caps):
-    "The tensors DDP's bucket rebuild broadcasts from rank 0 (torch 2.14's reducer.cpp, `sync_bucket_indices`)"
-    n_buckets = len(dist._compute_bucket_assignment_by_size(params[::-1], caps)[0])  # gradients come last layer first
-    for n in (len(params) + 1, n_buckets):  # the buckets' parameter indices and their count; then each bucket's size
-        host = torch.empty(n, dtype=torch.int32)  # a CUDA plan counts these few host bytes on the device too
-        dev = torch.empty(n, dtype=torch.int32, device=params[0].device); dev.copy_(host)
-        dist.broadcast(dev, 0); host.copy_(dev)
 
 def _in_place(state, bucket):
     "A comm hook standing for the all-reduce in a simulation: the reduced gradients land in the bucket itself"
     dist.all_reduce(bucket.buffer())  # moves nothing here, but is a collective as in a real run (`held_collectives`)
     fut = torch.futures.Future(); fut.set_result(bucket.buffer()); return fut
+
+def _ready_order(first_cap:int, cap:int):
+    "`_compute_bucket_assignment_by_size` as the rebuild's (reducer.cpp, torch 2.14): gradients come last layer first"
+    assign = dist._compute_bucket_assignment_by_size
+    def rebuilt(params, limits=None, sparse=(), *a):
+        n, sparse = len(params), list(sparse)[::-1]
+        idx, lims = assign(params[::-1], [first_cap, cap], *([sparse] if sparse else []))
+        return [[n - 1 - i for i in b] for b in idx][::-1], lims[::-1]  # DDP reverses the buckets: ready order again
+    return rebuilt
+
+
+# %% ../nbs/21_distributed.ipynb #rb53c1
+def _rebuild_broadcasts(params, n_buckets:int):
+    "The tensors DDP's bucket rebuild broadcasts from rank 0 (torch 2.14's reducer.cpp, `sync_bucket_indices`)"
+    for n in (len(params) + 1, n_buckets):  # the buckets' parameter indices and their count; then each bucket's size
+        host = torch.empty(n, dtype=torch.int32)  # a CUDA plan counts these few host bytes on the device too
+        dev = torch.empty(n, dtype=torch.int32, device=params[0].device); dev.copy_(host)
+        dist.broadcast(dev, 0); host.copy_(dev)
+
+def _rebuild(ddp):
+    "DDP's rebuild after the first backward: rank 0's broadcasts, then its buckets anew, in the gradients' order"
+    params, sparse = ddp._build_params_for_reducer()  # as DDP's own `__setstate__` remakes its reducer
+    first = getattr(getattr(ddp, '_bucket_config', None), 'first_bucket_bytes_cap', dist._DEFAULT_FIRST_BUCKET_BYTES)
+    rebuilt = _ready_order(first, ddp.bucket_bytes_cap)
+    _rebuild_broadcasts(params, len(rebuilt(params, None, sparse)[0]))
+    ddp.reducer = ddp.logger = None  # the old buckets go first, as the reducer's `initialize_buckets` clears them
+    with mock.patch.object(dist, '_compute_bucket_assignment_by_size', rebuilt):
+        ddp._ddp_init_helper(params, sparse, ddp._build_debug_param_to_name_mapping(params), ddp.static_graph)
+    ddp.register_comm_hook(None, _in_place)
+    ddp.reducer = _Rebuilding(ddp.reducer, ddp, calls=2)  # rebuilt: once only
 
 
 # %% ../nbs/21_distributed.ipynb #d2100070
@@ -100,16 +124,24 @@ def _shape_check_sent(params):
     meta = torch.empty(2 * sum(p.dim() for p in params), dtype=torch.long)  # their sizes and strides, from rank 0
     dist.broadcast(meta.clone().to(dev), 0)
 
-def _ddp(model):
+def _weights_sent(pg, states, chunk:int, src:int):
+    "DDP's first broadcast of the weights, as what it can leave to gloo: its last two flat chunks, at most all (high)"
+    sizes = [t.numel() * t.element_size() for t in states]  # a chunk: up to `chunk` bytes, or one larger tensor
+    if sizes: dist.broadcast(states[0].new_empty(min(sum(sizes), 2 * max(chunk, *sizes)), dtype=torch.uint8), src)
+
+
+# %% ../nbs/21_distributed.ipynb #dd53c2
+def _ddp(model, rebuild=True):
     from torch.nn.parallel import DistributedDataParallel as DDP
     if dist.get_backend() != 'fake': return DDP(model)
-    import torch.nn.parallel.distributed as ddp_mod  # its shape check reads the shapes it gathers: data a fake lacks
-    sent = lambda pg, params, *a: _shape_check_sent(params)
-    with mock.patch.object(ddp_mod, '_verify_param_shape_across_processes', sent):
-        ddp = DDP(model)  # with its broadcast of the weights (flattened), as a real run starts
+    import torch.nn.parallel.distributed as ddp_mod, torch.distributed.utils as dist_utils
+    sent = lambda pg, params, *a, **k: _shape_check_sent(params)  # its shape check reads the shapes: data a fake lacks
+    sync = mock.patch.object(dist_utils, '_sync_params_and_buffers', _weights_sent)
+    with mock.patch.object(ddp_mod, '_verify_param_shape_across_processes', sent), (
+            contextlib.nullcontext() if rebuild else sync):
+        ddp = DDP(model)  # with its broadcast of the weights, as a real run starts
     ddp.register_comm_hook(None, _in_place)
-    caps = [dist._DEFAULT_FIRST_BUCKET_BYTES, ddp.bucket_bytes_cap]  # the rebuild's (reducer.cpp, torch 2.14)
-    ddp.reducer = _NoRebuild(ddp.reducer, [p for p in model.parameters() if p.requires_grad], caps)
+    ddp.reducer = _Rebuilding(ddp.reducer, ddp, rebuild)
     return ddp
 
 
@@ -126,12 +158,16 @@ def _fsdp(model, blocks):
 def shard_model(model:nn.Module, # the model: FSDP shards it in place, DDP wraps it
                 strategy:str='fsdp', # 'ddp' (replicate, all-reduce gradients) or 'fsdp' (FSDP2's `fully_shard`)
                 blocks:list=None, # the submodules FSDP shards one by one; `fsdp_blocks(model)` when None
+                # a fake world's DDP: its buckets made anew after the first backward, its weights broadcast in flat
+                # chunks, as in a real run; False (high, and linear in the depth): the first bucket kept, what the
+                # rebuild sends, and two chunks of the weights at most (all those gloo can hold)
+                rebuild:bool=True,
                )->nn.Module:
     "`model` made data parallel over the process group in force (real, or a `fake_world`)"
     check_choice('strategy', strategy, ('ddp', 'fsdp'))
     if not dist.is_initialized():
         raise ValueError("strategy: no process group is initialized: use `fake_world` or `run_ranks`")
-    return _ddp(model) if strategy == 'ddp' else _fsdp(model, blocks)
+    return _ddp(model, rebuild) if strategy == 'ddp' else _fsdp(model, blocks)
 
 # %% ../nbs/21_distributed.ipynb #d2100013
 # A process that has run autograd cannot fork one that does (PyTorch refuses): the ranks are forked from a fresh server

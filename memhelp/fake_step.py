@@ -1860,14 +1860,15 @@ def _sharded_parts(model, spec:StepSpec, known=None,
     held = held_collectives() if spec.device.type == 'cpu' else contextlib.nullcontext()  # NCCL: in `wait()`
     with track_memory('cpu', round_to=spec.round_to, observer=rec or curve) as outer, held:
         outer.adopt([*model.parameters(), *held_tensors(model)])
-        wrapped = shard_model(model, spec.strategy, blocks)
+        # DDP's rebuilt buckets: each rounded and in its segment on CUDA; on the CPU, their bytes are the first ones'
+        wrapped = shard_model(model, spec.strategy, blocks, rebuild=spec.device.type == 'cuda')
         # the optimizer's state and the gradients as after an update (sharded with FSDP). FSDP's own gradients are
         # views of one reduce-scatter buffer per unit, these are one tensor each: on CUDA, each rounded to 512 B (high)
         o = _warm_up(model, spec.opt, spec.splitter, spec.device.type)
         # FSDP: the second step is the steady one. DDP: the peak of its first three from the wrap, as a real run's:
         # gloo can hold the weights broadcast then into the first two, and the second rebuilds the buckets (a plain
-        # SGD loop of 21_distributed's MLP on 2 gloo ranks: its first step 21% above its third, measured). These
-        # steps start with the state as after an update, a real first step without: high, never low
+        # SGD loop of 21_distributed's MLP on 2 gloo ranks: its first step above its third, measured). These steps
+        # start with the state as after an update, a real first step without: high, never low
         n, peak = 2 if fsdp else 3, 0
         for i in range(n):
             if i == 0 or fsdp:  # the curves and the peak: of the steps counted

@@ -175,8 +175,9 @@ def _mixing_fails(cut:bool, b:tuple, n_x:int, stack_y:bool, rows:int)->str|None:
     if not cut and rows == 1: return "it squeezes its weights, one a row, then stacks them on dim 1: one row has none"
     if not stack_y and not y[0].is_floating_point():  # a loss without `y_int`: the targets are blended too
         return f"the loss has no `y_int`, so it blends the targets with `torch.lerp`, which {y[0].dtype} has not"
-    if not stack_y and y[0].dtype != torch.float32:
-        return f"the loss has no `y_int`, so it blends the targets with float32 weights, and they are {y[0].dtype}"
+    w = torch.get_default_dtype() if cut else torch.float32  # CutMix's weight: a long area over a float
+    if not stack_y and y[0].dtype != w:
+        return f"the loss has no `y_int`, so it blends the targets with {w} weights, and they are {y[0].dtype}"
 
 def _mixed_step(learn, kw:dict):
     "The `MixUp` or `CutMix` of `learn` that `kw` (`_learner_kwargs`') now runs with its model and loss; None if none"
