@@ -70,10 +70,21 @@ class _Rebuilding:
     "DDP's reducer in a fake world: its bucket rebuild reads the ranks' order, data it lacks, so `_rebuild` makes it"
     def __init__(self, reducer, ddp, rebuild=True, calls=0):
         self.reducer, self.ddp, self.rebuild, self.calls = reducer, weakref.ref(ddp), rebuild, calls
+        self.got = set()  # the parameters a backward gave a gradient (a real reducer checks them all in its rebuild)
+        mark = lambda p, got=self.got: got.add(id(p))
+        self.hooks = [] if calls else [p.register_post_accumulate_grad_hook(mark) for p in ddp.module.parameters()
+                                       if p.requires_grad]
     def __getattr__(self, k): return getattr(self.reducer, k)
     def _rebuild_buckets(self):
         self.calls += 1  # DDP asks before each forward with grad; the reducer rebuilds once, after the first backward
         if self.calls != 2: return False
+        for h in self.hooks: h.remove()
+        named = self.ddp().module.named_parameters()
+        if unused := [n for n, p in named if p.requires_grad and id(p) not in self.got]:
+            raise ValueError(f"n_gpus: DDP fails on this model in its second step, as {len(unused)} parameter(s) got "
+                             f"no gradient in the first ({', '.join(unused[:3])}): it then needs "
+                             "`find_unused_parameters=True`, which is not simulated; freeze them "
+                             "(`requires_grad_(False)`) or plan it on one device")
         if self.rebuild: self.reducer = None; _rebuild(self.ddp())  # the old reducer let go of first
         else:  # its broadcasts alone, the buckets counted at most one a parameter (high, and linear in the depth)
             params = self.ddp()._build_params_for_reducer()[0]; _rebuild_broadcasts(params, len(params))
