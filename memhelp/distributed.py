@@ -11,7 +11,7 @@ import torch, torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils._python_dispatch import TorchDispatchMode
-from .core import check_int, check_choice, check_host_memory
+from .core import check_bool, check_int, check_choice, check_host_memory
 
 # %% auto #0
 __all__ = ['fsdp_blocks', 'fake_world', 'shard_model', 'preload_ranks', 'run_ranks', 'held_collectives', 'zero_estimates']
@@ -175,7 +175,7 @@ def shard_model(model:nn.Module, # the model: FSDP shards it in place, DDP wraps
                 rebuild:bool=True,
                )->nn.Module:
     "`model` made data parallel over the process group in force (real, or a `fake_world`)"
-    check_choice('strategy', strategy, ('ddp', 'fsdp'))
+    check_choice('strategy', strategy, ('ddp', 'fsdp')); check_bool('rebuild', rebuild)
     if not dist.is_initialized():
         raise ValueError("strategy: no process group is initialized: use `fake_world` or `run_ranks`")
     return _ddp(model, rebuild) if strategy == 'ddp' else _fsdp(model, blocks)
