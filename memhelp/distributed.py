@@ -68,16 +68,17 @@ def _fake_world(world_size):
 # %% ../nbs/21_distributed.ipynb #d2100009
 class _Rebuilding:
     "DDP's reducer in a fake world: its bucket rebuild reads the ranks' order, data it lacks, so `_rebuild` makes it"
-    def __init__(self, reducer, ddp, rebuild=True, calls=0):
-        self.reducer, self.ddp, self.rebuild, self.calls = reducer, weakref.ref(ddp), rebuild, calls
+    def __init__(self, reducer, ddp, rebuild=True, done=False):
+        self.reducer, self.ddp, self.rebuild, self.done = reducer, weakref.ref(ddp), rebuild, done
         self.got = set()  # the parameters a backward gave a gradient (a real reducer checks them all in its rebuild)
         mark = lambda p, got=self.got: got.add(id(p))
-        self.hooks = [] if calls else [p.register_post_accumulate_grad_hook(mark) for p in ddp.module.parameters()
-                                       if p.requires_grad]
+        self.hooks = [] if done else [p.register_post_accumulate_grad_hook(mark) for p in ddp.module.parameters()
+                                      if p.requires_grad]
     def __getattr__(self, k): return getattr(self.reducer, k)
     def _rebuild_buckets(self):
-        self.calls += 1  # DDP asks before each forward with grad; the reducer rebuilds once, after the first backward
-        if self.calls != 2: return False
+        # DDP asks before each forward with grad; the reducer rebuilds once, at the first after a backward
+        if self.done or not self.got: return False
+        self.done = True
         for h in self.hooks: h.remove()
         named = self.ddp().module.named_parameters()
         if unused := [n for n, p in named if p.requires_grad and id(p) not in self.got]:
@@ -123,7 +124,7 @@ def _rebuild(ddp):
     with mock.patch.object(dist, '_compute_bucket_assignment_by_size', rebuilt):
         ddp._ddp_init_helper(params, sparse, ddp._build_debug_param_to_name_mapping(params), ddp.static_graph)
     ddp.register_comm_hook(None, _in_place)
-    ddp.reducer = _Rebuilding(ddp.reducer, ddp, calls=2)  # rebuilt: once only
+    ddp.reducer = _Rebuilding(ddp.reducer, ddp, done=True)  # rebuilt: once only
 
 
 # %% ../nbs/21_distributed.ipynb #d2100070
