@@ -246,7 +246,7 @@ def _peak_rss_reset()->int:
     try:
         with open('/proc/self/clear_refs', 'w') as f: f.write('5')
         return _status_kib('VmRSS:')
-    except OSError: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (OSError, StopIteration): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 def _peak_rss()->int:
     "This process's peak RSS in KiB since `_peak_rss_reset`"

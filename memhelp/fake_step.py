@@ -1869,7 +1869,7 @@ def _sharded_parts(model, spec:StepSpec, known=None,
         # gloo can hold the weights broadcast then into the first two, and the second rebuilds the buckets (a plain
         # SGD loop of 21_distributed's MLP on 2 gloo ranks: its first step above its third, measured). These steps
         # start with the state as after an update, a real first step without: high, never low
-        n, peak = 2 if fsdp else 3, 0
+        n = 2 if fsdp else 3
         for i in range(n):
             if i == 0 or fsdp:  # the curves and the peak: of the steps counted
                 level, peak = outer.mark()[0], 0  # a block's peak: FSDP regrows storages made before (`resize_`)
