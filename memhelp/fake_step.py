@@ -54,22 +54,30 @@ def _forward(model, xb):
     "`model(*xb)`, as fastai calls it; a lone dict of inputs is passed as keywords (Hugging Face's convention)"
     return model(**xb[0]) if len(xb) == 1 and isinstance(xb[0], Mapping) else model(*xb)
 
+def _fastai_cast(x):  # fastai 2.8.7's `tensor` (torch_core.py), which `TensorBase(x)` calls: float64 comes out float32
+    return x.float() if x.dtype is torch.float64 else x
+
+def _plain_contiguous(x, axis:int):
+    "fastai 2.8.7's `BaseLoss._contiguous` (losses.py) without the `TensorBase` fake tensors refuse; its cast kept"
+    return _fastai_cast(x.transpose(axis, -1).contiguous()) if isinstance(x, torch.Tensor) else x
+
 def plain_loss(loss_func, # a loss function, fastai's or any other
               ):
-    "`loss_func` without fastai's cast of its input to `TensorBase`, which fake tensors refuse (the memory is the same)"
+    "`loss_func` without fastai's `TensorBase` around its input, which fake tensors refuse (the memory is the same)"
     if not isinstance(loss_func, BaseLoss): return loss_func
     lf = copy.copy(loss_func)
-    lf._contiguous = lambda x: x.transpose(lf.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
+    lf._contiguous = lambda x: _plain_contiguous(x, lf.axis)
     return lf
 
 @contextmanager
 def plain_fastai_losses():
     "Inside the block, every fastai loss as `plain_loss` makes it, and `TensorBase(x)` of a fake tensor is `x` itself"
     keep = BaseLoss._contiguous  # fastai 2.8.7's losses.py: `TensorBase(x.transpose(self.axis,-1).contiguous())`
-    BaseLoss._contiguous = lambda self, x: x.transpose(self.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
-    # fastai's `DiceLoss` casts its input and target: a subclass view of the same storage, no memory either way
+    BaseLoss._contiguous = lambda self, x: _plain_contiguous(x, self.axis)
+    # fastai's `DiceLoss` casts its input and target: a subclass view of the same storage (float64: a float32 copy)
     new = TensorBase.__dict__['__new__']
-    TensorBase.__new__ = lambda cls, x, **kw: x if isinstance(x, FakeTensor) else new.__func__(cls, x, **kw)
+    TensorBase.__new__ = lambda cls, x, **kw: (_fastai_cast(x) if isinstance(x, FakeTensor) else
+                                               new.__func__(cls, x, **kw))
     try: yield
     finally: BaseLoss._contiguous, TensorBase.__new__ = keep, new
 
