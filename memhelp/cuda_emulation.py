@@ -164,8 +164,15 @@ _NORMS = {torch.ops.aten.native_batch_norm.default, torch.ops.aten._native_batch
           torch.ops.aten._native_batch_norm_legit.no_stats, torch.ops.aten.native_layer_norm.default,
           torch.ops.aten.native_group_norm.default}
 
+_GN_BACKWARD = torch.ops.aten.native_group_norm_backward.default
+
 def _float_stats(func, args, out, device:str):
     "`out`, with the saved mean and inverse std of fp16/bf16 norms in float32, as `device`'s real kernels keep them"
+    if func == _GN_BACKWARD and out[0] is not None and out[0].dtype != args[1].dtype:  # the input's gradient: its
+        # dtype in both devices' kernels; torch 2.14's decomposition, which fakes run, promotes it with a float32 weight
+        # (`pw_cast_for_opmath`, _decomp/decompositions.py), and autograd then copied it back: a bf16 step planned high
+        g = out[0]
+        return (torch.empty_strided(g.shape, g.stride(), dtype=args[1].dtype, device=g.device), *out[1:])
     if func not in _NORMS or args[0].dtype not in (torch.float16, torch.bfloat16) or out[1].dtype == torch.float32:
         return out  # not a half norm, or float32 already (a real kernel's): as it is
     # float32 only beside float32 parameters (a mixed-type kernel), where the kernel asks: the CPU's layer norm (its
@@ -180,11 +187,13 @@ def _float_stats(func, args, out, device:str):
 
 class _SavedStatsFloat(TorchDispatchMode):
     "`_float_stats` for every operator (fakes keep the statistics in the input's type); CUDA's reductions' casts"
-    def __init__(self, device): super().__init__(); self.device = device
+    def __init__(self, device): super().__init__(); self.device, self.unsized = device, set()  # other libraries' ops
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
-        out = _real_layout(func, args, func(*args, **(kwargs or {})))
-        if self.device == 'cuda': _cuda_kernel_buffers(func, args, kwargs, out)  # made after the output, then freed
+        out = _real_layout(func, args, func(*args, **(kwargs or {})), self.device)
+        if self.device == 'cuda':
+            _cuda_kernel_buffers(func, args, kwargs, out)  # made after the output, then freed
+            if _other_library(func): self.unsized.add(func._schema.name)
         return _float_stats(func, args, out, self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
@@ -208,21 +217,32 @@ _CONTIGUOUS_OUT = {torch.ops.aten.mse_loss_backward.default, torch.ops.aten.smoo
                    torch.ops.aten.huber_loss_backward.default}
 _GRADIENT_LAYOUT = {getattr(torch.ops.aten, f).default for f in ('hardswish_backward', 'hardsigmoid_backward',
                     'elu_backward', 'softplus_backward', 'hardtanh_backward', 'glu_backward')}
+# the CPU's batch and group norm backwards make the input's gradient in the input's layout (group_norm.cpp:
+# `X.device().is_cpu() ? X.suggest_memory_format() : Contiguous`), where their fakes follow the incoming gradient's: a
+# channels-last network given a contiguous gradient (a pooled head's backward) kept it contiguous, and the convolution's
+# backward below then copied it (measured: a plan's kernel scratch 48 KB above the CPU's, on 16 channels of 14 x 14)
+_INPUT_LAYOUT_CPU = {torch.ops.aten.native_batch_norm_backward.default,
+                     torch.ops.aten.native_group_norm_backward.default}
 
 def _dense_format(t):
     "The memory format `t` is laid out in: contiguous, or channels-last (2d, 3d); None for any other layout"
     fmt = suggest_memory_format(t)  # PyTorch's own choice between them
     return fmt if t.is_contiguous(memory_format=fmt) else None
 
-def _real_layout(func, args, out):
-    "A fake `out` laid out as the real kernel lays it out, for the operators whose fakes differ; else `out`"
+def _in_format(t, fmt):
+    "Fake `t` in memory format `fmt`; a real kernel's, one in that layout already or `fmt` None: `t` as it is"
+    if fmt is None or t.ndim == 0 or not is_fake(t) or t.is_contiguous(memory_format=fmt): return t
+    return torch.empty_like(t, memory_format=fmt)
+
+def _real_layout(func, args, out, device:str='cpu'):
+    "A fake `out` laid out as `device`'s real kernel lays it out, for the operators whose fakes differ; else `out`"
     if func in _CONTIGUOUS_OUT: fmt = torch.contiguous_format  # the operator first: every call passes here
     elif func is torch.ops.aten.binary_cross_entropy.default: fmt = suggest_memory_format(args[0])
     elif func in _GRADIENT_LAYOUT: fmt = _dense_format(args[0])
+    elif func in _INPUT_LAYOUT_CPU:  # (grad_input, grad_weight, grad_bias): the first in the input's layout
+        return out if device != 'cpu' or out[0] is None else (_in_format(out[0], _dense_format(args[1])), *out[1:])
     else: return out
-    if fmt is None or out.ndim == 0 or not is_fake(out) or out.is_contiguous(memory_format=fmt):
-        return out  # a real kernel's, or in the layout already: as it is
-    return torch.empty_like(out, memory_format=fmt)
+    return _in_format(out, fmt)
 
 _KERNEL_STORAGES = {}  # operator -> (args, out) -> its outputs in the storages its CPU kernel returns (filled below)
 
@@ -682,6 +702,15 @@ def _scratch_free(func)->bool:
     if not name.startswith('aten::'): return name.startswith(_SCRATCH_FREE_NAMESPACES)
     return func.is_view or torch.Tag.pointwise in func.tags or name[6:] in _NO_SCRATCH or \
         all('Tensor' not in str(a.type) for a in func._schema.arguments)  # a factory: no tensor in
+
+@functools.cache
+def _other_library(func)->bool:
+    "Is `func` neither ATen's nor a scratch-free namespace's: what its CUDA kernel allocates inside it is not known"
+    # ATen's CUDA kernels' own buffers: the reductions' (`_cuda_kernel_buffers`), the rest in `UNMODELLED_MARGIN` (09),
+    # measured on a GPU; another library's (torchvision's `deform_conv2d`: its columns, made inside its kernel, above)
+    # or a user's extension can take any size there
+    name = func.name()
+    return not name.startswith('aten::') and not name.startswith(_SCRATCH_FREE_NAMESPACES)
 
 def _unsized(args, out): return None  # an operator no rule sizes and not known to be scratch-free
 
@@ -1186,7 +1215,8 @@ def _rng_states_noted():
 def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
-    if device == 'cpu':  # the CPU's mode is given: its `unsized`, the operators whose scratch it could not size
+    # the mode is given: its `unsized`, the operators whose scratch (CPU) or own buffers (CUDA) it could not size
+    if device == 'cpu':
         with _CpuKernels() as kernels, _rng_states_noted(): yield kernels
         return
     lib = torch.library.Library('aten', 'IMPL')
@@ -1195,7 +1225,7 @@ def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
     lib.impl('_softmax_backward_data', _cuda_softmax_backward, 'AutogradCPU')
     lib.impl('_log_softmax_backward_data', _cuda_log_softmax_backward, 'AutogradCPU')
     try:
-        with _SavedStatsFloat('cuda'): yield
+        with _SavedStatsFloat('cuda') as kernels: yield kernels
     finally: lib._destroy()
 
 # %% ../nbs/08_cuda_emulation.ipynb #cc27e1

@@ -1011,11 +1011,14 @@ def _unknowns_noted(model, known:_KnownValues, device:str='cpu'):
     finally: h.remove(); ft.run_fallback_kernel = run
 
 def _unsized_noted(kernels, unknowns:dict):
-    "Add to `unknowns` the CPU kernels (`target_kernels('cpu')`'s) whose own scratch the emulation could not size"
-    for op in sorted(getattr(kernels, 'unsized', ())): unknowns[_UNSIZED.format(op)] = None
+    "Add to `unknowns` the kernels (`target_kernels`') whose own scratch or buffers the emulation could not size"
+    said = _UNSIZED_CUDA if getattr(kernels, 'device', 'cpu') == 'cuda' else _UNSIZED
+    for op in sorted(getattr(kernels, 'unsized', ())): unknowns[said.format(op)] = None
 
 _UNSIZED = ("`{}` takes or may take scratch inside its CPU kernel of a size the emulation (08) does not know here (an "
             "operator no rule of 08 sizes, a dilated 3d convolution...): not counted")
+_UNSIZED_CUDA = ("`{}` is not one of ATen's operators: what its CUDA kernel allocates inside itself (its library's own "
+                 "buffers) is not known to the plan")
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
               "allocates outside them (a C++/CUDA extension's own buffers) is not")
 # a real GPU runs `nn.LSTM`/`GRU`/`RNN` as one cuDNN kernel (`_cudnn_rnn`, aten/src/ATen/native/cudnn/RNN.cpp) whose
