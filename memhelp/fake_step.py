@@ -30,7 +30,7 @@ from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
-                          forget_cast_copies)
+                          forget_cast_copies, shape_only_copy)
 from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
@@ -226,14 +226,6 @@ def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)-
                    **more)
 
 # %% ../nbs/09_fake_step.ipynb #a6d0962b
-def _dense_strides(t)->bool:
-    "Are `t`'s strides a dense layout's in some order (contiguous, channels-last, transposed): no gap, no overlap"
-    expected = 1
-    for size, stride in sorted(((n, s) for n, s in zip(t.shape, t.stride()) if n != 1), key=lambda p: p[1]):
-        if stride != expected: return False
-        expected *= size
-    return True
-
 _STEP_HOOKS = ('_forward_pre_hooks', '_forward_hooks', '_backward_pre_hooks', '_backward_hooks')  # a step runs these
 
 def _cell_of(cell, memo:dict):
@@ -265,8 +257,7 @@ def _shadow(model, dev='cpu'):
         for t in [*model.parameters(), *held_tensors(model)]:
             if id(t) in memo: continue
             # in its own layout: a channels-last weight runs a convolution's channels-last kernels, with their copies
-            st = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=dev) if _dense_strides(t) else
-                  torch.empty(t.shape, dtype=t.dtype, device=dev))
+            st = shape_only_copy(t, device=dev)
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
     shadow = _hooks_rebound(copy.deepcopy(model, memo), memo)
     for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse

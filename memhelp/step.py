@@ -28,7 +28,7 @@ __all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name
            'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'block_runs', 'checkpoint_parts', 'checkpointed',
            'checkpointed_starts', 'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'check_step_options',
-           'hf_checkpointing', 'model_fingerprint', 'forget_cast_copies', 'StepSpec', 'step_spec']
+           'hf_checkpointing', 'model_fingerprint', 'shape_only_copy', 'forget_cast_copies', 'StepSpec', 'step_spec']
 
 # %% ../nbs/07_step.ipynb #33c1dbf1
 # torch's pytree skips Mapping subclasses it does not know (Hugging Face's `BatchEncoding`), and fastai's `apply` casts
@@ -449,9 +449,31 @@ def model_fingerprint(model:nn.Module, # the model a planner's copy was made of
     mods = tuple((n, type(m), type(vars(m).get('forward')), len(m._forward_hooks), len(m._forward_pre_hooks),
                   tuple(s for s in _settings(m, seen) if s[0] != 'training'))
                  for n, m in model.named_modules())
-    ts = tuple((n, tuple(t.shape), t.dtype, t.requires_grad, t.device.type)
-               for n, t in (*model.named_parameters(), *model.named_buffers()))
+    ts = tuple((n, tuple(t.shape), t.stride() if t.layout == torch.strided else None, t.dtype, t.requires_grad,
+                t.device.type) for n, t in (*model.named_parameters(), *model.named_buffers()))  # strides: a layout
     return mods, ts, hf_checkpointing(model)
+
+# %% ../nbs/07_step.ipynb #sl54c1
+def _dense_strides(t)->bool:
+    "Are `t`'s strides a dense layout's in some order (contiguous, channels-last, transposed): no gap, no overlap"
+    expected = 1
+    for size, stride in sorted(((n, s) for n, s in zip(t.shape, t.stride()) if n != 1), key=lambda p: p[1]):
+        if stride != expected: return False
+        expected *= size
+    return True
+
+def shape_only_copy(t:torch.Tensor, # the tensor whose shape (and dense layout) to take
+                    dtype:torch.dtype=None, # the copy's dtype; `t`'s when None
+                    device='meta', # where the copy is made: 'meta', or 'cpu' inside a fake mode
+                   )->torch.Tensor:
+    "An empty tensor of `t`'s shape, in `t`'s strides where they are dense (a channels-last weight stays so)"
+    if not isinstance(t, torch.Tensor): raise ValueError(f"t: must be a tensor, got {type(t).__name__}")
+    if dtype is not None and not isinstance(dtype, torch.dtype): raise ValueError(f"dtype: must be a torch.dtype, "
+                                                                                  f"got {dtype!r}")
+    if str(device) not in ('meta', 'cpu'): raise ValueError(f"device: 'meta' or 'cpu' (a fake mode's), got {device!r}")
+    dtype = dtype or t.dtype
+    if _dense_strides(t): return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=device)
+    return torch.empty(t.shape, dtype=dtype, device=device)  # a strided slice's gaps hold nothing of its own
 
 # %% ../nbs/07_step.ipynb #8ccbfd70
 _cast_copies = weakref.WeakKeyDictionary()  # model -> (its state when copied, its cast copy on the meta device)
@@ -461,7 +483,7 @@ def forget_cast_copies():
 
 def _meta_cast(model, dtype):
     "A copy of `model` on the meta device, floating-point parameters and buffers in `dtype`: shapes, no data"
-    def empty(t): return torch.empty(t.shape, dtype=dtype if t.is_floating_point() else t.dtype, device='meta')
+    def empty(t): return shape_only_copy(t, dtype if t.is_floating_point() else t.dtype)
     memo = {id(p): nn.Parameter(empty(p), requires_grad=p.requires_grad) for p in model.parameters()}
     memo.update({id(b): empty(b) for b in model.buffers() if id(b) not in memo})
     return copy.deepcopy(model, memo)
