@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch._subclasses.fake_tensor import (FakeTensor, FakeTensorMode, DataDependentOutputException,
-                                          DynamicOutputShapeException)
+                                          DynamicOutputShapeException, in_kernel_invocation_manager)
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
@@ -363,6 +363,37 @@ def _fit_rows(t, bs):
     if t.ndim == 0: return t
     return t[torch.arange(bs, device=t.device) % len(t)] if len(t) else t.new_zeros((bs, *t.shape[1:]))
 
+# %% ../nbs/09_fake_step.ipynb #ch54c1
+# torch 2.14.1's `FakeTensorMode._get_output_tensor_from_cache_entry` (_subclasses/fake_tensor.py) makes a hit's output
+# with `empty_strided(shape, stride)`: the storage's bytes (`metadata.storage_bytes`) and offset are read, not used
+_CACHE_HIT = getattr(FakeTensorMode, '_get_output_tensor_from_cache_entry', None)
+_OP = torch._ops.OpOverload
+
+def _hit_with_storage(self, *args, **kwargs):
+    "A fake-tensor cache hit's output, in a storage of the bytes the first call's kernel made (not a view's)"
+    out = _CACHE_HIT(self, *args, **kwargs)
+    if not isinstance(out, FakeTensor): return out
+    # (state, entry, key, func, args) in torch 2.14.1; found by type where another release orders them otherwise
+    entry, func = args[1:4:2] if len(args) == 5 else (next((a for a in args if hasattr(a, 'metadata')), None),
+                                                       next((a for a in args if isinstance(a, _OP)), None))
+    md = getattr(entry, 'metadata', None); n, at = getattr(md, 'storage_bytes', None), getattr(md, 'storage_offset', 0)
+    if type(n) is not int or type(at) is not int or not isinstance(func, _OP) or func.is_view \
+            or n <= out.untyped_storage().nbytes() or out.is_conj() or out.is_neg(): return out
+    with in_kernel_invocation_manager(self):
+        st = torch.empty(n, dtype=torch.uint8, device='meta').untyped_storage()
+        t = torch.empty(0, dtype=out.dtype, device='meta').set_(st, at, out.shape, out.stride())
+        if out.requires_grad: t.requires_grad_(True)
+    return FakeTensor(self, t, out.device)
+
+@contextmanager
+def _cache_hits_keep_storage():
+    "Inside the block, fake-tensor cache hits give outputs their kernels' storage sizes (`_hit_with_storage`)"
+    if _CACHE_HIT is None: yield; return  # a torch without the cache: nothing to mend
+    keep = FakeTensorMode._get_output_tensor_from_cache_entry  # nested blocks put back what they found
+    FakeTensorMode._get_output_tensor_from_cache_entry = _hit_with_storage
+    try: yield
+    finally: FakeTensorMode._get_output_tensor_from_cache_entry = keep
+
 # %% ../nbs/09_fake_step.ipynb #6c43d756
 FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch (64 MiB: a design bound, not measured)
 
@@ -402,8 +433,10 @@ class _KnownValues(TorchDispatchMode):
         print(f"predict_memory: the step on shape-only tensors is still running ({self.n_ops:,} operators, "
               f"{now - self.start:.0f} s)", flush=True)
     def know(self, fake, real): self.values[fake] = real; self.of_batch[fake] = True; return fake
-    def __enter__(self): self.packed = _PackedSequences(self).__enter__(); return super().__enter__()
-    def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc)
+    def __enter__(self):
+        self.packed, self.hits = _PackedSequences(self).__enter__(), _cache_hits_keep_storage()
+        self.hits.__enter__(); return super().__enter__()
+    def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc); self.hits.__exit__(*exc)
     def bounded(self, func, args, kwargs):
         "`func`; a selection the values size (`nonzero`, `masked_select`) at its largest, said in `unknowns`"
         try: return func(*args, **kwargs)
