@@ -671,14 +671,15 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # take scratch in others): its scratch is unknown without a rule, said, never taken as none
 # (`new_ones` and `new_full`, added at stop 50 after a Mistral model's sliding-window mask showed them unknown: none in
 # float32/64, bf16, fp16, int64, bool and complex64, from contiguous, transposed and channels-last bases, at 1 and 2
-# threads)
+# threads; `exponential_`, added at stop 54 after `F.gumbel_softmax` showed it unknown: none in float32/64, bf16 and
+# fp16, contiguous, transposed and strided)
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot full_like as_strided_
-new_ones new_full
+new_ones new_full exponential_
 hardswish'''.split()) | frozenset('''
 elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_backward mish_backward softplus_backward
 _prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split()) | frozenset('''
