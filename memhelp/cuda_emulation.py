@@ -193,7 +193,7 @@ class _SavedStatsFloat(TorchDispatchMode):
         out = _real_layout(func, args, func(*args, **(kwargs or {})), self.device)
         if self.device == 'cuda':
             _cuda_kernel_buffers(func, args, kwargs, out)  # made after the output, then freed
-            if _other_library(func): self.unsized.add(func._schema.name)
+            if _other_library(func): self.unsized.add(_op_name(func))
         return _float_stats(func, args, out, self.device)
 
 # %% ../nbs/08_cuda_emulation.ipynb #1935bd7b
@@ -234,7 +234,7 @@ def _in_format(t, fmt):
     if fmt is None or t.ndim == 0 or not is_fake(t) or t.is_contiguous(memory_format=fmt): return t
     return torch.empty_like(t, memory_format=fmt)
 
-def _real_layout(func, args, out, device:str='cpu'):
+def _real_layout(func, args, out, device:str):
     "A fake `out` laid out as `device`'s real kernel lays it out, for the operators whose fakes differ; else `out`"
     if func in _CONTIGUOUS_OUT: fmt = torch.contiguous_format  # the operator first: every call passes here
     elif func is torch.ops.aten.binary_cross_entropy.default: fmt = suggest_memory_format(args[0])
@@ -713,6 +713,11 @@ def _other_library(func)->bool:
     name = func.name()
     return not name.startswith('aten::') and not name.startswith(_SCRATCH_FREE_NAMESPACES)
 
+def _op_name(func)->str:
+    "`func` as `unknowns` names it: ATen's without the namespace ('convolution'), another library's with it"
+    name = func.overloadpacket.__name__
+    return name if func.name().startswith('aten::') else f"{func.namespace}::{name}"
+
 def _unsized(args, out): return None  # an operator no rule sizes and not known to be scratch-free
 
 _WRAPPED = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
@@ -793,7 +798,7 @@ class _CpuKernels(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
-        out = _real_layout(func, args, func(*args, **(kwargs or {})))
+        out = _real_layout(func, args, func(*args, **(kwargs or {})), 'cpu')
         out = _float_stats(func, args, _loss_storage(func, args, out), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
         rule = _SCRATCH.get(func) or _foreach_rule(func) or (None if _scratch_free(func) else _unsized)
@@ -803,7 +808,7 @@ class _CpuKernels(TorchDispatchMode):
         if rule is None and not numbers: return out
         n = rule(args, out) if rule is not None else _new_bytes(out, args)  # outputs included, after the statistics
         note_kernel_scratch(None if n is None else n + numbers)  # the numbers and casts live as long as the call
-        if n is None: self.unsized.add(func.overloadpacket.__name__)
+        if n is None: self.unsized.add(_op_name(func))
         return out
 
 

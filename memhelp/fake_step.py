@@ -71,7 +71,7 @@ def plain_loss(loss_func, # a loss function, fastai's or any other
 
 @contextmanager
 def plain_fastai_losses():
-    "Inside the block, every fastai loss as `plain_loss` makes it, and `TensorBase(x)` of a fake tensor is `x` itself"
+    "Inside the block, fastai's losses as `plain_loss` makes them, and `TensorBase(x)` of a fake `x`: `_fastai_cast(x)`"
     keep = BaseLoss._contiguous  # fastai 2.8.7's losses.py: `TensorBase(x.transpose(self.axis,-1).contiguous())`
     BaseLoss._contiguous = lambda self, x: _plain_contiguous(x, self.axis)
     # fastai's `DiceLoss` casts its input and target: a subclass view of the same storage (float64: a float32 copy)
@@ -260,11 +260,9 @@ def _shadow(model, dev='cpu'):
             st = shape_only_copy(t, device=dev)
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
     shadow = _hooks_rebound(copy.deepcopy(model, memo), memo)
-    for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse
-        if isinstance(m, ToTensorBase): m.tensor_cls = _as_is
+    for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse:
+        if isinstance(m, ToTensorBase): m.tensor_cls = _fastai_cast  # its cast kept (float64: a float32 copy)
     return mode, shadow
-
-def _as_is(x): return x  # a view of the same storage would cost no memory either
 
 def _real_copy(model):
     "A real copy of `model`; the tensors it holds that autograd made (fastai's weight dropout) are copied detached"
@@ -433,10 +431,13 @@ class _KnownValues(TorchDispatchMode):
         print(f"predict_memory: the step on shape-only tensors is still running ({self.n_ops:,} operators, "
               f"{now - self.start:.0f} s)", flush=True)
     def know(self, fake, real): self.values[fake] = real; self.of_batch[fake] = True; return fake
-    def __enter__(self):
-        self.packed, self.hits = _PackedSequences(self).__enter__(), _cache_hits_keep_storage()
-        self.hits.__enter__(); return super().__enter__()
-    def __exit__(self, *exc): super().__exit__(*exc); self.packed.__exit__(*exc); self.hits.__exit__(*exc)
+    def __enter__(self):  # its patches first, undone after it in reverse order, whatever raises
+        self.patches = contextlib.ExitStack()
+        self.patches.enter_context(_cache_hits_keep_storage()); self.patches.enter_context(_PackedSequences(self))
+        return super().__enter__()
+    def __exit__(self, *exc):
+        try: super().__exit__(*exc)
+        finally: self.patches.__exit__(*exc)
     def bounded(self, func, args, kwargs):
         "`func`; a selection the values size (`nonzero`, `masked_select`) at its largest, said in `unknowns`"
         try: return func(*args, **kwargs)

@@ -472,7 +472,8 @@ def shape_only_copy(t:torch.Tensor, # the tensor whose shape (and dense layout) 
                                                                                   f"got {dtype!r}")
     if str(device) not in ('meta', 'cpu'): raise ValueError(f"device: 'meta' or 'cpu' (a fake mode's), got {device!r}")
     dtype = dtype or t.dtype
-    if _dense_strides(t): return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=device)
+    if t.layout == torch.strided and _dense_strides(t):
+        return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=device)
     return torch.empty(t.shape, dtype=dtype, device=device)  # a strided slice's gaps hold nothing of its own
 
 # %% ../nbs/07_step.ipynb #8ccbfd70
