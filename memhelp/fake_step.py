@@ -773,7 +773,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         raw = _make_batch(spec.loader_held, bs, dev, known) if spec.loader_held else ()
         xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous, raw]), 'batch', '(batch)')
-        # fake: fastai's losses without their TensorBase cast, those made in `loss_func` as it runs too
+        # fake: fastai's losses without the `TensorBase` fakes refuse (its float64 cast kept), those made in `loss_func`
         with plain_fastai_losses() if fake else contextlib.nullcontext():
             try: fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
             except RuntimeError as e:
