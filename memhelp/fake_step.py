@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from fastai.losses import BaseLoss
 from fastai.optimizer import larc_layer_lr, larc_step
 from fastai.layers import ToTensorBase
-from fastai.torch_core import TensorBase
+from fastai.torch_core import TensorBase, tensor as _fastai_tensor
 from fastai.text.models.core import SentenceEncoder
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
@@ -54,12 +54,9 @@ def _forward(model, xb):
     "`model(*xb)`, as fastai calls it; a lone dict of inputs is passed as keywords (Hugging Face's convention)"
     return model(**xb[0]) if len(xb) == 1 and isinstance(xb[0], Mapping) else model(*xb)
 
-def _fastai_cast(x):  # fastai 2.8.7's `tensor` (torch_core.py), which `TensorBase(x)` calls: float64 comes out float32
-    return x.float() if x.dtype is torch.float64 else x
-
 def _plain_contiguous(x, axis:int):
-    "fastai 2.8.7's `BaseLoss._contiguous` (losses.py) without the `TensorBase` fake tensors refuse; its cast kept"
-    return _fastai_cast(x.transpose(axis, -1).contiguous()) if isinstance(x, torch.Tensor) else x
+    "fastai 2.8.7's `BaseLoss._contiguous` without the `TensorBase` fake tensors refuse; its `tensor`'s cast kept"
+    return _fastai_tensor(x.transpose(axis, -1).contiguous()) if isinstance(x, torch.Tensor) else x
 
 def plain_loss(loss_func, # a loss function, fastai's or any other
               ):
@@ -71,12 +68,12 @@ def plain_loss(loss_func, # a loss function, fastai's or any other
 
 @contextmanager
 def plain_fastai_losses():
-    "Inside the block, fastai's losses as `plain_loss` makes them, and `TensorBase(x)` of a fake `x`: `_fastai_cast(x)`"
+    "Inside the block, fastai's losses as `plain_loss` makes them, and `TensorBase(x)` of a fake `x` is `tensor(x)`"
     keep = BaseLoss._contiguous  # fastai 2.8.7's losses.py: `TensorBase(x.transpose(self.axis,-1).contiguous())`
     BaseLoss._contiguous = lambda self, x: _plain_contiguous(x, self.axis)
     # fastai's `DiceLoss` casts its input and target: a subclass view of the same storage (float64: a float32 copy)
     new = TensorBase.__dict__['__new__']
-    TensorBase.__new__ = lambda cls, x, **kw: (_fastai_cast(x) if isinstance(x, FakeTensor) else
+    TensorBase.__new__ = lambda cls, x, **kw: (_fastai_tensor(x) if isinstance(x, FakeTensor) else
                                                new.__func__(cls, x, **kw))
     try: yield
     finally: BaseLoss._contiguous, TensorBase.__new__ = keep, new
@@ -261,7 +258,7 @@ def _shadow(model, dev='cpu'):
             memo[id(t)] = nn.Parameter(st, requires_grad=t.requires_grad) if isinstance(t, nn.Parameter) else st
     shadow = _hooks_rebound(copy.deepcopy(model, memo), memo)
     for m in shadow.modules():  # fastai's `ToTensorBase` (a U-Net's last layer) casts to a subclass fakes refuse:
-        if isinstance(m, ToTensorBase): m.tensor_cls = _fastai_cast  # its cast kept (float64: a float32 copy)
+        if isinstance(m, ToTensorBase): m.tensor_cls = _fastai_tensor  # `TensorBase(x)` calls it: float64 made float32
     return mode, shadow
 
 def _real_copy(model):

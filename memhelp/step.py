@@ -14,6 +14,7 @@ from unittest import mock
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 from torch._subclasses.fake_tensor import FakeTensor, DataDependentOutputException, DynamicOutputShapeException
+from torch._prims_common import is_non_overlapping_and_dense_or_false
 from fastai.callback.core import Callback
 from fastai.optimizer import Adam, SGD, OptimWrapper
 from fastai.text.models.core import SentenceEncoder
@@ -454,14 +455,6 @@ def model_fingerprint(model:nn.Module, # the model a planner's copy was made of
     return mods, ts, hf_checkpointing(model)
 
 # %% ../nbs/07_step.ipynb #sl54c1
-def _dense_strides(t)->bool:
-    "Are `t`'s strides a dense layout's in some order (contiguous, channels-last, transposed): no gap, no overlap"
-    expected = 1
-    for size, stride in sorted(((n, s) for n, s in zip(t.shape, t.stride()) if n != 1), key=lambda p: p[1]):
-        if stride != expected: return False
-        expected *= size
-    return True
-
 def shape_only_copy(t:torch.Tensor, # the tensor whose shape (and dense layout) to take
                     dtype:torch.dtype=None, # the copy's dtype; `t`'s when None
                     device='meta', # where the copy is made: 'meta', or 'cpu' inside a fake mode
@@ -472,7 +465,8 @@ def shape_only_copy(t:torch.Tensor, # the tensor whose shape (and dense layout) 
                                                                                   f"got {dtype!r}")
     if str(device) not in ('meta', 'cpu'): raise ValueError(f"device: 'meta' or 'cpu' (a fake mode's), got {device!r}")
     dtype = dtype or t.dtype
-    if t.layout == torch.strided and _dense_strides(t):
+    # dense in some order (contiguous, channels-last, transposed): no gap, no overlap, as torch's own check says
+    if t.layout == torch.strided and is_non_overlapping_and_dense_or_false(t):
         return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=device)
     return torch.empty(t.shape, dtype=dtype, device=device)  # a strided slice's gaps hold nothing of its own
 
