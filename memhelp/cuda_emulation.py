@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools, itertools, math, warnings, weakref
 from collections import namedtuple
 from contextlib import contextmanager, nullcontext
-import torch
+import numpy as np, torch
 from torch.utils._pytree import tree_flatten
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch._subclasses.fake_tensor import is_fake
@@ -672,14 +672,16 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # (`new_ones` and `new_full`, added at stop 50 after a Mistral model's sliding-window mask showed them unknown: none in
 # float32/64, bf16, fp16, int64, bool and complex64, from contiguous, transposed and channels-last bases, at 1 and 2
 # threads; `exponential_`, added at stop 54 after `F.gumbel_softmax` showed it unknown: none in float32/64, bf16 and
-# fp16, contiguous, transposed and strided)
+# fp16, contiguous, transposed and strided; `grid_sampler_3d` and its backward, added at stop 55 after a volumetric
+# `F.grid_sample` showed them unknown: none in float32/64, bf16 and fp16, inputs, grids and gradients contiguous or
+# permuted, every interpolation and padding mode, at 1 and 2 threads)
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot full_like as_strided_
-new_ones new_full exponential_
+new_ones new_full exponential_ grid_sampler_3d grid_sampler_3d_backward
 hardswish'''.split()) | frozenset('''
 elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_backward mish_backward softplus_backward
 _prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split()) | frozenset('''
@@ -1361,6 +1363,35 @@ def scratch_check(f, # runs the operators to check, on real CPU tensors; called 
         f()  # a first run: one-time caches stay out of the measured one
         with target_kernels('cpu'), track_memory('cpu', kernel_scratch=True) as t: f()
     return t.noted_scratch, t.kernel_scratch
+
+# %% ../nbs/08_cuda_emulation.ipynb #aa55e1
+def _aa_tables(n_in:int, n_out:int, align_corners:bool, scale, taps:int, dtype)->int:
+    "Bytes of one antialiased pass's tables: four int64 per output element and a weight per tap"
+    f = np.float32 if dtype == torch.float32 else np.float64  # the scale in the input's own precision
+    if align_corners: s = f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0)
+    else: s = f(1.0 / scale) if scale is not None and scale > 0 else f(n_in) / f(n_out)
+    support = f(taps * 0.5 * float(s)) if s >= 1 else f(taps * 0.5)  # wider when the image shrinks
+    return n_out * (4 * 8 + (math.ceil(support) * 2 + 1) * dtype.itemsize)
+
+def _aa_scratch(args, out, taps:int)->int:
+    "`_upsample_bilinear2d_aa`/`bicubic`: each resized dim's pass (width first) and the image between the two"
+    x, (h, w), ac, *scales = args
+    (N, C, H, W), (sh, sw) = x.shape, (*scales, None, None)[:2]
+    if (h, w) == (H, W): return _nbytes(out)  # a copy
+    if x.dtype not in (torch.float32, torch.float64):  # as the real step: its CPU kernel has no other dtype
+        raise NotImplementedError(f"an antialiased resize on the CPU: not implemented for {x.dtype} (torch 2.14.1)")
+    passes = [_aa_tables(W, w, ac, sw, taps, x.dtype) if w != W else 0,
+              _aa_tables(H, h, ac, sh, taps, x.dtype) if h != H else 0]
+    between = N * C * H * w * x.element_size() if h != H and w != W else 0
+    return between + max(passes) + _nbytes(out)
+
+def _aa_backward_scratch(args, out)->int:
+    "Its backward: a copy of an output gradient not contiguous, a contiguous one of an input gradient not"
+    return _not_in(torch.contiguous_format, args[0], out) + _nbytes(out)
+
+for _name, _taps in (('_upsample_bilinear2d_aa', 2), ('_upsample_bicubic2d_aa', 4)):
+    _SCRATCH[getattr(_aten, _name).default] = functools.partial(_aa_scratch, taps=_taps)
+    _SCRATCH[getattr(_aten, _name + '_backward').default] = _aa_backward_scratch
 
 # %% ../nbs/08_cuda_emulation.ipynb #pk27e1
 # fake batch_sizes of packed sequences -> their real values, told by whoever follows them (`memhelp.fake_step`, from the

@@ -937,6 +937,13 @@ def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
     return (f"model: {spec.name}'s weights are in {len(dts)} dtypes ({found}), and {where} refuses mixing them: "
             f"{_first_line(e)}; give the model one dtype (model.float(), say)")
 
+def _kernel_dtype_hint(spec:StepSpec, where:str, e)->str|None:
+    "Why a kernel refused: it has none for a dtype the precision gives it (an antialiased resize in bf16 on the CPU)"
+    if not isinstance(e, NotImplementedError) or 'not implemented for' not in str(e): return None
+    return (f"precision: {where} runs a kernel that has no {spec.device.type.upper()} version for a dtype that "
+            f"precision={spec.precision!r} gives it ({_first_line(e)}); plan another precision (e.g. 'fp32'), or keep "
+            "that layer in float32")
+
 def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
     "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"
     shape = spec.input_shape
@@ -965,7 +972,8 @@ def _failures_named(model, spec:StepSpec):
             if 'Storage size calculation overflowed' in str(e):  # torch's limit on a tensor's size: the batch's fault
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
-            if (hint := _input_shape_hint(spec, name, m, shapes) or _dtypes_hint(spec, model, where, e)):
+            if (hint := _input_shape_hint(spec, name, m, shapes) or _dtypes_hint(spec, model, where, e)
+                    or _kernel_dtype_hint(spec, where, e)):
                 raise ValueError(hint) from None
             if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
