@@ -1169,8 +1169,9 @@ def _repeats(a:np.ndarray, p:int)->np.ndarray|None:
 
 def _progressions(a:np.ndarray, p:int)->np.ndarray|None:
     "Rounds of `p` items at each position (1: none) whose negative items grow by a step a round; None: nowhere"
-    n, ok = len(a), np.zeros(len(a), dtype=bool)
+    n = len(a)
     if n <= 2 * p: return None
+    ok = np.zeros(n, dtype=bool)
     x, y, z = a[:n - 2 * p], a[p:n - p], a[2 * p:]
     ok[:n - 2 * p] = (z - y == y - x) & np.where(x < 0, (y < 0) & (z < 0), y == x)
     if not _has_run(ok, p): return None
