@@ -132,7 +132,9 @@ def _larc_as_kept(o):
 
 # %% ../nbs/09_fake_step.ipynb #a3eda7af
 def fastai_step(model, opt, xb, precision='fp32',
-                previous:list=None, # what the loop still references from the step before: [batch tensors, predictions]
+                # what the loop still references from the step before: [batch tensors, predictions], and fastai's
+                # `loss_grad` and `loss` (`Learner._do_one_batch` keeps both until the next step replaces them)
+                previous:list=None,
                 yb:tuple=(), # the targets, passed to the loss after the predictions
                 # called as `loss_func(pred, *yb)`; `None`: the model's own loss or cross-entropy against class 0
                 loss_func=None,
@@ -140,7 +142,7 @@ def fastai_step(model, opt, xb, precision='fp32',
                ):
     "One training step as fastai's loop runs it: forward, loss, backward, step, zero_grad, with the loop's references"
     xb = tuple(xb) if isinstance(xb, (tuple, list)) else (xb,)
-    held_batch, previous_preds = (previous or [(), ()])[:2]  # the previous batch stays referenced to the end
+    held_batch, previous_preds, previous_losses = [*(previous or ()), (), (), ()][:3]  # the batch: to the end
     if previous: previous.clear()
     dev = next((t.device.type for t in tensors_in(xb)), 'cpu')
     with amp_kernels_for(amp_device or dev, precision, dev):  # a checkpointed part recomputes in backward: as it ran
@@ -149,11 +151,14 @@ def fastai_step(model, opt, xb, precision='fp32',
             del previous_preds  # `Learner.pred` now refers to the new predictions
             pred = _loop_pred(pred, precision)
             loss = (loss_func or _default_loss)(pred, *yb)
+            if isinstance(previous_losses, list) and previous_losses: previous_losses.pop(0)  # `loss_grad`: the new
+            loss_kept = loss.clone() if isinstance(loss, torch.Tensor) else None  # `Learner.loss`: to the end
+            del previous_losses
         if isinstance(loss, torch.Tensor) and not loss.requires_grad:  # torch's error at `backward` names no cause
             raise ValueError(f"model: {type(model).__name__}'s loss needs no gradient: no trainable parameter reaches "
                              "it (a forward detached or under no_grad, or checkpoint(use_reentrant=True) of inputs "
                              "that need no gradient)")
-        loss.backward(); del loss
+        loss.backward()
     # fastai's LAMB reads values (`r1 == 0`): on fake tensors, answered and noted (`_GuessedReads`); real ones pass
     with _GuessedReads() if any(isinstance(t, FakeTensor) for t in tensors_in(xb)) else contextlib.nullcontext():
         opt.step()
@@ -671,6 +676,8 @@ def _make_batch(batch, bs, dev, known=None):
     rows = len(tensors_in(batch)[0])  # a tensor of other rows is taken as it is (`memhelp.step._check_rows`)
     def one(t):
         shape = () if not t.ndim else (bs, *t.shape[1:]) if len(t) == rows else tuple(t.shape)
+        if known is None and not t.is_meta and tuple(t.shape) == shape and t.device == torch.device(dev):
+            return torch.empty(shape, dtype=t.dtype, device=dev).copy_(t)  # made already: only the batch's own bytes
         if known is None: return _values(t, shape, None).to(dev).contiguous()  # real: the whole batch
         try: fake = torch.empty(shape, dtype=t.dtype, device=dev)
         except RuntimeError as e:
@@ -747,6 +754,22 @@ def _inplace_start(spec:StepSpec, model, e)->ValueError:
     return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
                       f"); plan another number of segments (0: none), or make that operation not in place")
 
+def _loader_draws(spec:StepSpec, batch, held, bs:int, dev, known, mark)->tuple:
+    "(the batch before the last: free it once the batch is made, what the transforms keep: free it after the step)"
+    # fastai 2.8.7's `all_batches` reads batches through `enumerate`, which (CPython) reuses its result tuple when no
+    # one else holds it: at every other step it still holds the batch before the last while the next one is read
+    older = _make_batch(batch, bs, dev, known); mark(tensors_in(older), '(batch)')
+    if held and spec.device.type == 'cpu':  # CUDA: the last one's device copy is freed before the next's is made
+        before = _make_batch(held, bs, dev, known); mark(tensors_in(before), '(loader)'); del before
+    work, new = spec.loader_work or (), lambda n, per_row: torch.empty(n + per_row * bs, dtype=torch.uint8, device=dev)
+    last = {k: (n, r) for k, n, r in work}  # storages left alive: the transforms keep them (random draws) to the next
+    last = [new(n, r) for n, r in last.values() if n or r]  # batch, which replaces them: the last batch's, first
+    mark(last, '(loader)'); live = {}  # stand-ins of the sizes `after_batch` allocated, in its order
+    for key, n, per_row in work:
+        if not (n or per_row): live.pop(key, None); continue
+        live[key] = new(n, per_row); mark([live[key]], '(loader)')
+    return older, tuple(live.values())
+
 def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, scratch:bool=False,
                kept:list=None, # `_kept_specs`, when known already (the steps of one batch shape keep the same)
               )->tuple:
@@ -758,6 +781,10 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     specs = kept or _kept_specs(model, spec, known)
     if fake: _READS_GUESSED.clear()  # this step's reads only (a warm-up's are the same optimizer's)
     if rec is not None: rec.adopt(list(model.parameters()))  # `rec`: the allocator's trace, state first
+    batch_src, held_src = spec.batch, spec.loader_held  # real, tracked: their values made outside every tracker and
+    if not fake and dev.type != 'cuda':  # copied in the block (a loader's batch arrives made): no index, no scalar
+        with _disable_current_modes():
+            batch_src, held_src = _make_batch(batch_src, bs, dev), held_src and _make_batch(held_src, bs, dev)
     # attributed, the block counts the model's and the optimizer's state from the start as well: taken off below
     with (attribute_memory(model, opt, device=dev, round_to=rnd) if spec.attribute else
           track_memory(dev, round_to=rnd, observer=rec, kernel_scratch=scratch)) as tr:
@@ -766,9 +793,13 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
             rec.adopt([t for t in state_tensors(model, opt) if isinstance(t, torch.Tensor)])
             rec.start = len(rec.events)
         previous = [[torch.empty(s, dtype=d, device=dev) for s, d in sp] for sp in specs]
+        previous.append([torch.empty((), dtype=torch.float32, device=dev) for _ in range(2)])  # loss_grad, loss
         # the loader's own references first (fastai: its batch before `after_batch`), alive to the step's end
-        raw = _make_batch(spec.loader_held, bs, dev, known) if spec.loader_held else ()
-        xb, yb = split_batch(_make_batch(spec.batch, bs, dev, known), spec.n_inp)
+        raw = _make_batch(held_src, bs, dev, known) if held_src else ()
+        mark = (lambda ts, who: tr.attribution.set_kind(ts, 'batch', who)) if spec.attribute else lambda ts, who: 0
+        older, kept = _loader_draws(spec, batch_src, held_src, bs, dev, known, mark)
+        xb, yb = split_batch(_make_batch(batch_src, bs, dev, known), spec.n_inp)
+        del older  # the loop's `enumerate` now holds the new batch
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous, raw]), 'batch', '(batch)')
         # fake: fastai's losses without the `TensorBase` fakes refuse (its float64 cast kept), those made in `loss_func`
         with plain_fastai_losses() if fake else contextlib.nullcontext():
@@ -777,7 +808,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
                 if spec.checkpoint and 'modified by an inplace operation' in str(e):
                     raise _inplace_start(spec, model, e) from None
                 raise
-        del xb, yb, raw
+        del xb, yb, raw, kept
     if fake:  # values the optimizer read, answered without being known: said in the plan
         for r in sorted(_READS_GUESSED): known.unknowns[_OPT_READ.format(r)] = None
         _READS_GUESSED.clear()
@@ -1103,11 +1134,14 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
                    # tensors the loader keeps through the step beside the batch, with its rows (a fastai loader's batch
                    # before `after_batch`: `Learner.predict_memory` passes it); made at the batch's size
                    loader_held=None,
+                   # what the loader's `after_batch` allocates before the step, in order: `(storage, bytes, bytes per
+                   # row)`, `(storage, 0, 0)` when freed (`Learner.predict_memory` records it as the transforms run)
+                   loader_work=None,
                   )->MemPlan:
     "Predict the peak memory of one training step (per device, with `n_gpus`), without allocating or computing"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
-                     blocks=blocks, loader_held=loader_held)
+                     blocks=blocks, loader_held=loader_held, loader_work=loader_work)
     with _hook_containers_kept(spec.model): return _predict_long(spec)  # one full step, or from short ones (below)
 
 # %% ../nbs/09_fake_step.ipynb #ls27c1
@@ -1618,6 +1652,7 @@ def _predict_long(spec:StepSpec)->MemPlan:
             ('depth', _deep_refusal, _deep_template, _deep_plan, Exception)):
         why = refusal(spec)
         if why is None: continue
+        if not why and spec.loader_work: why = "the loader's `after_batch` allocates before the step (not per token)"
         if not why:
             try: why = template(spec)
             except caught as e: why = f"a shorter step failed: {_first_line(e)}"
@@ -1877,12 +1912,13 @@ def measure_memory(model:nn.Module, # the model: a real copy of it is trained
                    # one CPU device: also measure kernels' scratch (`MemPlan.kernel_scratch`, torch.profiler's events;
                    # off by default: the profiler's first start takes seconds, measured below)
                    kernel_scratch:bool=False,
-                   loader_held=None, # as for `predict_memory`
+                   loader_held=None, loader_work=None, # as for `predict_memory`
                   )->MemPlan:
     "Measure the same step on a real copy of `model` (tracked on the CPU; CUDA's counters on a GPU; N ranks on CPUs)"
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
-                     blocks=blocks, real=True, loader_held=loader_held)
+                     blocks=blocks, real=True, loader_held=loader_held,
+                     loader_work=loader_work)
     timeout, kernel_scratch = check_number('timeout', timeout, lo=0.001), check_bool('kernel_scratch', kernel_scratch)
     _check_measurable(spec)
     with _hook_containers_kept(spec.model):  # what its hooks fill outside the model: as it was, after

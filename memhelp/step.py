@@ -522,6 +522,10 @@ class StepSpec:
     # tensors the data loader keeps alive through the step beside the batch (fastai's, its batch before `after_batch`),
     # with the batch's rows: made with it, at its size, and not kept into the next step
     loader_held: tuple = None
+    # what the loader's `after_batch` allocates on the step's device from its raw batch to the batch, before the step,
+    # in order: `(storage, bytes, bytes per row)` each (its size at `micro_bs` rows: bytes + rows x bytes per row),
+    # `(storage, 0, 0)` where it is freed (`Learner.predict_memory` records it as the transforms run)
+    loader_work: tuple = None
     @property
     def micro_bs(self)->int: return self.bs // self.n_acc
     @property
@@ -538,6 +542,17 @@ def _check_loader_held(held, batch)->tuple|None:
                          f"beside the batch), got {type(held).__name__}")
     return tuple(ts)
 
+# %% ../nbs/07_step.ipynb #lw07e1
+def _check_loader_work(work)->tuple|None:
+    "`work` as a tuple of `(storage, bytes, bytes per row)` int triples, or None; refused with a sentence otherwise"
+    if work is None or (isinstance(work, (tuple, list)) and not work): return None
+    ok = lambda e: (isinstance(e, (tuple, list)) and len(e) == 3 and all(isinstance(v, int) for v in e)
+                    and min(e[1:]) >= 0)
+    if not isinstance(work, (tuple, list)) or not all(map(ok, work)):
+        raise ValueError("loader_work: must be a sequence of (storage, bytes, bytes per row) int triples, (storage, 0, "
+                         f"0) where one is freed (what the loader's after_batch allocates), got {type(work).__name__}")
+    return tuple(tuple(e) for e in work)
+
 # %% ../nbs/07_step.ipynb #7595f66f
 def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               input_shape:tuple=None, # one sample's shape; or give `batch`
@@ -546,7 +561,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               batch=None, n_inp:int=None, loss_func=None, splitter=None, device='cpu', attribute:bool=False,
               blocks=None, # the settings, as `StepSpec` describes them
               real:bool=False, # `device` is one to run on (any torch device), not a target to emulate ('cpu', 'cuda')
-              loader_held=None, # as `StepSpec` describes it
+              loader_held=None, loader_work=None, # as `StepSpec` describes them
              )->StepSpec:
     "The step, checked before any work: a `ValueError` names the first bad argument and what it accepts"
     name, model, compiled = _model_named(model, checkpoint)
@@ -559,8 +574,8 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     device = check_device(device) if real else torch.device(check_choice('device', device, ('cpu', 'cuda')))
     _check_attribute(attribute, n_gpus)
     model, batch = _cast_step(model, batch, precision, real)
-    loader_held = _check_loader_held(loader_held, batch)
+    loader_held, loader_work = _check_loader_held(loader_held, batch), _check_loader_work(loader_work)
     return StepSpec(name=name, model=model, input_shape=shape, batch=batch, bs=bs, n_acc=n_acc, precision=precision,
                     opt=opt, checkpoint=checkpoint, n_inp=n_inp, loss_func=loss_func, splitter=splitter,
                     device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute,
-                    compiled=compiled, loader_held=loader_held)
+                    compiled=compiled, loader_held=loader_held, loader_work=loader_work)
