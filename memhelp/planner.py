@@ -38,7 +38,7 @@ from fastai.torch_core import get_random_states, set_random_states, unsqueeze
 from .callback import MemRecorder
 from .explorer import display_in_kernel, StrictIntSlider
 from .peak import tensors_in
-from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool
+from .core import fmt_bytes, parse_bytes, check_int, check_budget, check_bool, track_memory
 from .allocator import gpu_capacity, parse_alloc_conf, gpu_table, replay, STEP_END, MIN_BLOCK
 from .distributed import fsdp_blocks
 from .step import (map_tensors, get_model, named_model, checkpoint_parts, opt_name, PRECISIONS, OPTIMIZERS,
@@ -195,6 +195,27 @@ def _mixed_step(learn, kw:dict):
               blocks=functools.partial(_blocks_inner, blocks) if blocks is None or callable(blocks) else blocks)
     return cbs[0]
 
+# %% ../nbs/20_planner.ipynb #lw20e1
+class _AfterBatchWork:
+    "An observer for `track_memory`: each storage a loader's `after_batch` makes, grows and frees, as `loader_work`"
+    def __init__(self, rows:int): self.rows, self.events, self.sizes, self.by_row = rows, [], {}, {}
+    def grew(self, key, delta, t=None):
+        n = max(self.sizes.get(key, 0) + delta, 0)
+        if key not in self.sizes:  # new: per row if it has the batch's rows (it is made again at the plan's bs)
+            self.by_row[key] = t is not None and t.ndim > 0 and t.shape[0] == self.rows and n % self.rows == 0
+        if n: self.sizes[key] = n
+        else: self.sizes.pop(key, None)
+        self.events.append((key, 0, n // self.rows) if n and self.by_row[key] else (key, n, 0))
+    def op_done(self, func, current): pass
+    def peak_at(self, bs:int)->int:
+        "The peak of these allocations made again for `bs` rows"
+        live, now, top = {}, 0, 0
+        for key, n, per_row in self.events:
+            now += n + per_row * bs - live.get(key, 0); live[key] = n + per_row * bs; top = max(top, now)
+        return top
+    @property
+    def peak(self)->int: return self.peak_at(self.rows)
+
 # %% ../nbs/20_planner.ipynb #7592edf7
 _SAY_EVERY_S = 10  # seconds a loader is read before it is said to be still read (nothing silent for more than ~10 s)
 
@@ -206,10 +227,23 @@ def _said_batches(dl, what:str):
             said = now; print(f"{what}: {i + 1} batches of the loader read ({now - t0:.0f} s)", flush=True)
         yield b
 
+def _recorded(after_batch, b, work:list, bs:int):
+    "`after_batch(b)`, recorded (`_AfterBatchWork`): `work[0]` the largest at `bs` rows so far, `work[1]` every peak"
+    ts = tensors_in(b)
+    if not ts: return after_batch(b)
+    rec = _AfterBatchWork(len(ts[0]) if ts[0].ndim else 1)
+    with track_memory(ts[0].device, backend='tracked', observer=rec): out = after_batch(b)
+    for st in {id(t.untyped_storage()) for t in tensors_in(out)} & rec.sizes.keys():  # the batch: the plan makes it
+        rec.events.append((st, 0, 0))  # what stays alive is the transforms' own (random draws), kept to the next batch
+    if not rec.peak: return out
+    work[1].append(rec.peak_at(bs))
+    if work[0] is None or work[1][-1] > work[0].peak_at(bs): work[0] = rec
+    return out
+
 def _largest_with_raw(dl, max_batches:int):
-    "(the batch with the most tensor bytes among `dl`'s first `max_batches`, `dl`'s batch before `after_batch` for it)"
-    raw, ab, own = [None], dl.after_batch, 'after_batch' in vars(dl)
-    def keep(b): raw[0] = b; return ab(b)  # the one before each batch yielded: no more than two are kept at once
+    "(the largest batch of `dl`'s first `max_batches`, its batch before `after_batch`, the largest `after_batch` work)"
+    raw, ab, own, work, bs = [None], dl.after_batch, 'after_batch' in vars(dl), [None, []], dl.bs or 1
+    def keep(b): raw[0] = b; return _recorded(ab, b, work, bs)  # the one before each: no more than two kept at once
     dl.after_batch = keep
     try:
         best = best_raw = None
@@ -221,7 +255,8 @@ def _largest_with_raw(dl, max_batches:int):
         else: del dl.after_batch  # a plain `DataLoader`: its method again
     if best is None:
         raise ValueError("dl: the DataLoader yields no batch (is bs larger than the dataset with drop_last?)")
-    return best, best_raw
+    if work[0] is not None: work[0].seen = work[1]  # the peaks at `bs` rows of every batch read
+    return best, best_raw, work[0]
 
 def largest_batch(dl, # a fastai `DataLoader` (e.g. `learn.dls.train`)
                   max_batches:int=64, # look at no more batches than this
@@ -414,11 +449,17 @@ def _learner_kwargs(learn, kw, n_steps:int=0)->dict:
     if 'precision' not in kw: kw['precision'] = _learner_precision(learn, dev)
     notes = list(cb_notes := _callback_notes(learn, device=dev))  # callbacks the plan does not run: in its `unknowns`
     if 'batch' not in kw:
-        kw['batch'], raw = _largest_with_raw(learn.dls.train, 64)
+        kw['batch'], raw, work = _largest_with_raw(learn.dls.train, 64)
         held, note = _loader_held(kw['batch'], raw); notes += [note] if note else []
         if held and 'batches' not in kw: kw['loader_held'] = held
         elif held: notes.append(f"the loader keeps {fmt_bytes(_nbytes(held))} beside its largest batch (its batch "
                                 "before `after_batch`): not in the replay of its steps")  # each batch's own is unknown
+        if work and len(set(work.seen)) > 1:  # random crops: a batch not read may take more
+            notes.append(f"the loader's `after_batch` allocates from {fmt_bytes(min(work.seen))} to "
+                         f"{fmt_bytes(max(work.seen))} in the {len(work.seen)} batches read: the plan takes the most")
+        if work and 'batches' not in kw: kw['loader_work'] = tuple(work.events)
+        elif work: notes.append(f"the loader's `after_batch` allocates up to {fmt_bytes(work.peak)} before a step: "
+                                "not in the replay of its steps")
     if 'bs' not in kw: kw['bs'] = learn.dls.train.bs
     loss_func, reg = learn.loss_func, next((c for c in learn.cbs if isinstance(c, RNNRegularizer)), None)
     if any(isinstance(c, RNNCallback) for c in learn.cbs):
