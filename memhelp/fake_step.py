@@ -981,6 +981,10 @@ def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|No
     if not isinstance(m, nn.Conv2d) or not shapes or shapes[0] != (spec.micro_bs, *shape): return None
     c = m.in_channels
     if len(shape) == 3 and shape[0] == c: return None  # the channels are right: something else is wrong
+    if spec.batch_given:  # the user's batch: its first input, as given
+        got, want = (spec.micro_bs, *shape), f"(N, C, H, W) = (N, {c}, H, W)"
+        if len(shape) == 3 and shape[-1] == c: return f"batch: its first input {got} is channels last; give {want}"
+        return f"batch: {spec.name} takes images of {c} channels (its first layer `{name}`); give {want}, got {got}"
     want = f"(C, H, W) = ({c}, H, W), e.g. ({c}, 224, 224)"
     if len(shape) == 4:
         return f"input_shape: {shape} has 4 dimensions; give one sample's shape {want}, and the batch size as bs"

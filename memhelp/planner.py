@@ -91,7 +91,7 @@ def _callback_notes(learn, planned=(), # callbacks the plan runs after all (`_mi
                     device='cpu', # the device planned for
                    )->tuple:
     "What `learn`'s callbacks do to a step that the plan does not follow, one sentence each (for `MemPlan.unknowns`)"
-    notes, convs = [], [m.weight for m in learn.model.modules() if isinstance(m, nn.Conv2d)]
+    notes = []
     for cb in learn.cbs:
         name, evs = type(cb).__name__, [e for e in _STEP_EVENTS if getattr(type(cb), e, None) is not None]
         if type(cb) in _STEP_AS_PLANNED or isinstance(cb, AutocastPrecision) or not evs or cb in planned: continue
@@ -99,10 +99,7 @@ def _callback_notes(learn, planned=(), # callbacks the plan runs after all (`_mi
         if str(device).startswith('cuda') and isinstance(cb, HookCallback) and cb.detach and cb.cpu: continue
         if isinstance(cb, MixHandler): notes.append(f"callback `{name}` mixes each batch with a shuffled copy (a "
             "second input-sized tensor) and takes the loss twice: not in the plan")
-        elif isinstance(cb, ChannelsLast):
-            if any(not w.is_contiguous(memory_format=torch.channels_last) for w in convs): notes.append(
-                "callback `ChannelsLast` turns the model channels-last when `fit` starts; the plan follows its "
-                "layout now: `learn.model.to(memory_format=torch.channels_last)` first to plan the run as it trains")
+        elif isinstance(cb, ChannelsLast): continue  # planned: the learner's plans make the model channels-last first
         elif isinstance(cb, ModelToHalf):
             if any(p.is_floating_point() and p.dtype != torch.float16 for p in learn.model.parameters()):
                 notes.append("callback `ModelToHalf` casts the model to fp16 when `fit` starts; the plan follows its "

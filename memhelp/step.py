@@ -526,6 +526,7 @@ class StepSpec:
     # in order: `(storage, bytes, bytes per row)` each (its size at `micro_bs` rows: bytes + rows x bytes per row),
     # `(storage, 0, 0)` where it is freed (`Learner.predict_memory` records it as the transforms run)
     loader_work: tuple = None
+    batch_given: bool = False  # the user gave `batch` (messages name it), not `input_shape`
     @property
     def micro_bs(self)->int: return self.bs // self.n_acc
     @property
@@ -564,7 +565,7 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
               loader_held=None, loader_work=None, # as `StepSpec` describes them
              )->StepSpec:
     "The step, checked before any work: a `ValueError` names the first bad argument and what it accepts"
-    name, model, compiled = _model_named(model, checkpoint)
+    name, model, compiled, batch_given = *_model_named(model, checkpoint), batch is not None
     batch, bs, shape = _resolve_batch(model, input_shape, bs, batch)
     _check_args(precision, opt, n_acc, bs); split_batch(batch, n_inp); _check_gpus(n_gpus, strategy, blocks)
     _check_rows(batch, bs // n_acc)
@@ -578,4 +579,5 @@ def step_spec(model:nn.Module|str, # the model, or a name for `get_model`
     return StepSpec(name=name, model=model, input_shape=shape, batch=batch, bs=bs, n_acc=n_acc, precision=precision,
                     opt=opt, checkpoint=checkpoint, n_inp=n_inp, loss_func=loss_func, splitter=splitter,
                     device=device, n_gpus=n_gpus, strategy=strategy, blocks=blocks, attribute=attribute,
-                    compiled=compiled, loader_held=loader_held, loader_work=loader_work)
+                    compiled=compiled, loader_held=loader_held, loader_work=loader_work,
+                    batch_given=batch_given)
