@@ -217,9 +217,19 @@ class MemPlan:
 _COMPILED = ("torch.compile: the plan is of the eager step; a compiled one fuses operators (often keeping fewer "
              "activations) and may keep buffers of its own, which the plan cannot know")
 
+# the CPU's `nn.LSTM` runs oneDNN's kernel by default (`mkldnn_rnn_layer`: GRU and RNN do not), whose workspace a
+# shape-only tensor cannot size; plans and measurements run PyTorch's portable kernels (`portable_kernels`)
+_ONEDNN_LSTM = ("oneDNN: a CPU `nn.LSTM` runs oneDNN's kernel by default, which keeps a workspace for backward instead "
+                "of each timestep's activations; this plan is of PyTorch's portable kernels, and oneDNN's can peak "
+                "higher (09_fake_step measures both): train inside `torch.backends.mkldnn.flags(enabled=False)` to "
+                "run as planned")
+
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
     "The `MemPlan` of `spec`'s step: the state in `mm`, what the model held at the start, the step's peak above it"
     if spec.compiled: more['unknowns'] = (*more.get('unknowns', ()), _COMPILED)
+    if (spec.device.type == 'cpu' and torch.backends.mkldnn.is_available()
+            and any(isinstance(m, nn.LSTM) for m in spec.model.modules())):
+        more['unknowns'] = (*more.get('unknowns', ()), _ONEDNN_LSTM)
     return MemPlan(model=spec.name, input_shape=spec.input_shape, bs=spec.bs, n_acc=spec.n_acc,
                    precision=spec.precision, opt=opt_name(spec.opt), checkpoint=spec.checkpoint,
                    parameters=mm['parameters'], gradients=mm['gradients'], optimizer=mm['optimizer'],
