@@ -764,8 +764,10 @@ def _inplace_start(spec:StepSpec, model, e)->ValueError:
     return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
                       f"); plan another number of segments (0: none), or make that operation not in place")
 
-def _loader_draws(spec:StepSpec, batch, held, bs:int, dev, known, mark)->tuple:
+def _loader_draws(spec:StepSpec, known, mark)->tuple:
     "(the batch before the last: free it once the batch is made, what the transforms keep: free it after the step)"
+    batch, held, bs = spec.batch, spec.loader_held, spec.micro_bs  # as `_step_peak` makes them: fake ones on the CPU
+    dev = torch.device('cpu') if known is not None else spec.device
     # fastai 2.8.7's `all_batches` reads batches through `enumerate`, which (CPython) reuses its result tuple when no
     # one else holds it: at every other step it still holds the batch before the last while the next one is read
     older = _make_batch(batch, bs, dev, known); mark(tensors_in(older), '(batch)')
@@ -807,7 +809,7 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         # the loader's own references first (fastai: its batch before `after_batch`), alive to the step's end
         raw = _make_batch(held_src, bs, dev, known) if held_src else ()
         mark = (lambda ts, who: tr.attribution.set_kind(ts, 'batch', who)) if spec.attribute else lambda ts, who: 0
-        older, kept = _loader_draws(spec, batch_src, held_src, bs, dev, known, mark)
+        older, kept = _loader_draws(replace(spec, batch=batch_src, loader_held=held_src), known, mark)
         xb, yb = split_batch(_make_batch(batch_src, bs, dev, known), spec.n_inp)
         del older  # the loop's `enumerate` now holds the new batch
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous, raw]), 'batch', '(batch)')
