@@ -35,7 +35,7 @@ from .models import small_cnn, LSTMLM, InPlaceNet, DictNet
 from .allocator import replay, STEP_END
 from .batching import find_max_bs
 from .step import named_model, get_model
-from .fake_step import fastai_step, OPTIMIZERS
+from .fake_step import fastai_step, OPTIMIZERS, portable_kernels
 
 # %% auto #0
 __all__ = ['TARGETS', 'SEQ_MODELS', 'TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'Target', 'bench_cnn', 'bench_learner',
@@ -233,8 +233,9 @@ def _real_step_s(name:str, seq_len:int, bs:int)->float:
     ids = torch.randint(0, 8000, (bs, seq_len))  # each model's vocabulary: 8,000 tokens
     yb = torch.randint(0, 2, (bs,)) if name == 'awd_lstm_clas' else ids
     o = OPTIMIZERS['adam']([p for p in m.parameters()])
-    fastai_step(m, o, (ids,), 'bf16', yb=(yb,))  # the first: Adam's state made, as the plan's warm-up makes it
-    return _timed(lambda: fastai_step(m, o, (ids,), 'bf16', yb=(yb,)))[2]
+    with portable_kernels():  # the kernels planned: oneDNN's LSTM where this CPU has it for bf16, else PyTorch's
+        fastai_step(m, o, (ids,), 'bf16', yb=(yb,))  # the first: Adam's state made, as the plan's warm-up makes it
+        return _timed(lambda: fastai_step(m, o, (ids,), 'bf16', yb=(yb,)))[2]
 
 # %% ../nbs/90_benchmarks.ipynb #rs53c1
 def _status_kib(key:str)->int: return int(next(l for l in open('/proc/self/status') if l.startswith(key)).split()[1])

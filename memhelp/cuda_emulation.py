@@ -21,7 +21,7 @@ from .step import PRECISIONS
 
 # %% auto #0
 __all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check',
-           'pack_copy_bytes']
+           'pack_copy_bytes', 'onednn_has']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -1504,6 +1504,50 @@ _SCRATCH.update({_aten._embedding_bag.default: _embedding_bag_scratch,
                  _aten._embedding_bag_forward_only.default: functools.partial(_embedding_bag_scratch, grad=False),
                  _aten._embedding_bag_backward.default: _embedding_bag_backward_scratch,
                  _aten._embedding_bag_per_sample_weights_backward.default: _bag_weights_backward_scratch})
+
+# %% ../nbs/08_cuda_emulation.ipynb #od58e1
+# oneDNN v3.12 (torch 2.14.1's): src/cpu/rnn/rnn_utils.hpp (`set_workspace_sizes`, the leading dimensions in
+# `init_conf`), rnn_utils.cpp (`get_good_ld`; `set_offsets`: each part from a 4 KiB page)
+def _good_ld(n:int, itemsize:int)->int:
+    "oneDNN's leading dimension of `n` elements: a multiple of 64 bytes, and not of 256 elements (4K aliasing)"
+    ld = -(-n // (64 // itemsize)) * (64 // itemsize)
+    return ld + 64 // itemsize if ld % 256 == 0 else ld
+
+def _onednn_lstm_workspace(T:int, N:int, I:int, H:int, itemsize:int)->int:
+    "Bytes of oneDNN's LSTM workspace for backward: a layer and direction, `T` steps of `N` rows, `I` in, `H` out"
+    acc, states = 4, 2 * (T + 1) * N  # float32 gates and gradients (bf16's gates: 4 bytes, a bound); input and output
+    wide, f32 = _good_ld(max(I, H), itemsize) * itemsize, _good_ld(max(I, H), acc) * acc
+    parts = (T * N * _good_ld(4 * H, acc) * acc, T * N * _good_ld(H, itemsize) * itemsize,  # gates, outputs
+             states * wide, states * H * acc, states * f32, states * f32, states * H * acc)  # states, cells, gradients
+    return sum(-(-p // 4096) * 4096 for p in parts)
+
+@functools.cache
+def onednn_has(dtype:torch.dtype, # float32, bfloat16 or float16; another: False
+              )->bool:
+    "Has this CPU's oneDNN kernels for `dtype` (an LSTM's under autocast: without them the real step fails)"
+    if dtype == torch.float32: return torch.backends.mkldnn.is_available()
+    if dtype not in (torch.bfloat16, torch.float16): return False  # an LSTM in float64: PyTorch's own kernel
+    ops = torch.ops.mkldnn
+    with _disable_current_modes():  # asked inside a fake step too, where it is no operator of the step
+        return bool((ops._is_mkldnn_bf16_supported if dtype == torch.bfloat16 else ops._is_mkldnn_fp16_supported)())
+
+def _onednn_lstm_storages(args, out)->tuple:
+    "`mkldnn_rnn_layer`'s outputs with the workspace a fake's lacks (grad mode): input (T, N, I), hidden size `H`"
+    # torch 2.14.1's mkldnn/RNN.cpp makes it where `GradMode::is_enabled()`, whatever its `train` argument says
+    (T, N, I), H = args[0].shape, args[10]
+    if not torch.is_grad_enabled() or out[3].numel(): return out  # no grad: none; a real kernel's: as it is
+    n = _onednn_lstm_workspace(T, N, I, H, args[0].element_size())
+    return (*out[:3], torch.empty(n, dtype=torch.uint8, device=out[3].device))
+
+def _onednn_lstm_backward_storages(args, out)->tuple:
+    "`mkldnn_rnn_layer_backward`'s outputs with the two biases' gradients in two storages (a fake's share one)"
+    if out[3] is None or out[4] is None or out[3].untyped_storage() is not out[4].untyped_storage():
+        return out  # a real kernel's (RNN.cpp: each its own tensor): as they are
+    return (*out[:4], torch.empty_strided(out[4].shape, out[4].stride(), dtype=out[4].dtype, device=out[4].device),
+            *out[5:])
+
+_KERNEL_STORAGES.update({_aten.mkldnn_rnn_layer.default: _onednn_lstm_storages,
+                         _aten.mkldnn_rnn_layer_backward.default: _onednn_lstm_backward_storages})
 
 # %% ../nbs/08_cuda_emulation.ipynb #ff49e1
 def _batch_merges(shape, strides, dims)->bool:

@@ -31,7 +31,7 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies, shape_only_copy)
-from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES
+from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES, onednn_has
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -217,19 +217,24 @@ class MemPlan:
 _COMPILED = ("torch.compile: the plan is of the eager step; a compiled one fuses operators (often keeping fewer "
              "activations) and may keep buffers of its own, which the plan cannot know")
 
-# the CPU's `nn.LSTM` runs oneDNN's kernel by default (`mkldnn_rnn_layer`: GRU and RNN do not), whose workspace a
-# shape-only tensor cannot size; plans and measurements run PyTorch's portable kernels (`portable_kernels`)
-_ONEDNN_LSTM = ("oneDNN: a CPU `nn.LSTM` runs oneDNN's kernel by default, which keeps a workspace for backward instead "
-                "of each timestep's activations; this plan is of PyTorch's portable kernels, and oneDNN's can peak "
-                "higher (09_fake_step measures both): train inside `torch.backends.mkldnn.flags(enabled=False)` to "
-                "run as planned")
+# the CPU's `nn.LSTM` runs oneDNN's kernel by default (`mkldnn_rnn_layer`, planned: `portable_kernels`, 08), but
+# under autocast to a dtype this CPU's oneDNN has no kernel for, the real LSTM fails (torch 2.14.1: "could not create a
+# primitive descriptor for the LSTM forward propagation primitive"), so the plan runs PyTorch's own
+_ONEDNN_LSTM = ("oneDNN: this CPU's oneDNN has no {} LSTM kernel, which autocast asks for, so a real step fails with "
+                "oneDNN on; the plan runs PyTorch's own LSTM kernel: train inside "
+                "`torch.backends.mkldnn.flags(enabled=False)` as planned")
+
+def _onednn_lstm_fails(spec:StepSpec)->str|None:
+    "The dtype autocast gives `spec`'s `nn.LSTM` on the CPU where oneDNN is on but has no kernel for it (or None)"
+    cast = PRECISIONS[spec.precision]
+    fails = (cast is not None and spec.device.type == 'cpu' and torch.backends.mkldnn.is_available()
+             and torch.backends.mkldnn.enabled and not onednn_has(cast))
+    return str(cast).split('.')[-1] if fails and any(isinstance(m, nn.LSTM) for m in spec.model.modules()) else None
 
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
     "The `MemPlan` of `spec`'s step: the state in `mm`, what the model held at the start, the step's peak above it"
     if spec.compiled: more['unknowns'] = (*more.get('unknowns', ()), _COMPILED)
-    if (spec.device.type == 'cpu' and torch.backends.mkldnn.is_available()
-            and any(isinstance(m, nn.LSTM) for m in spec.model.modules())):
-        more['unknowns'] = (*more.get('unknowns', ()), _ONEDNN_LSTM)
+    if dtype := _onednn_lstm_fails(spec): more['unknowns'] = (*more.get('unknowns', ()), _ONEDNN_LSTM.format(dtype))
     return MemPlan(model=spec.name, input_shape=spec.input_shape, bs=spec.bs, n_acc=spec.n_acc,
                    precision=spec.precision, opt=opt_name(spec.opt), checkpoint=spec.checkpoint,
                    parameters=mm['parameters'], gradients=mm['gradients'], optimizer=mm['optimizer'],
@@ -855,11 +860,34 @@ def _steady_trace(events:list, start:int)->list:
 
 # %% ../nbs/09_fake_step.ipynb #243598da
 @contextmanager
-def portable_kernels():
-    "Turn off oneDNN, whose CPU LSTM kernel keeps a workspace that shape-only tensors cannot follow"
+def _onednn_lstms():
+    "oneDNN on inside each `nn.LSTM`'s forward (global module hooks), where autocast's dtype, if any, has its kernel"
+    keep = []
+    def pre(m, args):
+        if not isinstance(m, nn.LSTM): return
+        keep.append(torch.backends.mkldnn.enabled)
+        cast = torch.get_autocast_dtype('cpu') if torch.is_autocast_enabled('cpu') else None
+        torch.backends.mkldnn.enabled = cast is None or onednn_has(cast)  # else the real one fails: `_memplan` says
+    def post(m, args, out):
+        if isinstance(m, nn.LSTM) and keep: torch.backends.mkldnn.enabled = keep.pop()
+    hooks = [nn.modules.module.register_module_forward_pre_hook(pre),
+             nn.modules.module.register_module_forward_hook(post, always_call=True)]
+    try: yield
+    finally:
+        for h in hooks: h.remove()
+
+@contextmanager
+def _kernels_planned(lstm:bool):
+    "oneDNN off, but in each `nn.LSTM` where `lstm`; its TF32 note quiet"
     with warnings.catch_warnings():
         warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')
-        with torch.backends.mkldnn.flags(enabled=False): yield
+        with torch.backends.mkldnn.flags(enabled=False), (_onednn_lstms() if lstm else contextlib.nullcontext()): yield
+
+def portable_kernels(device:str='cpu', # the step's device: on the CPU an `nn.LSTM` runs oneDNN's, as the user's
+                    ):
+    "oneDNN off (the kernels 08's rules size) but in the CPU's `nn.LSTM`, which runs oneDNN's (08 sizes it) if on"
+    if device not in ('cpu', 'cuda'): raise ValueError(f"device: must be 'cpu' or 'cuda', got {device!r}")
+    return _kernels_planned(device == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
 
 def _make_opt(model, opt, splitter=None):
     "`opt` for `model`: a name in `OPTIMIZERS`, or a fastai `opt_func` called as a `Learner` does (`splitter`'s groups)"
@@ -947,7 +975,7 @@ def _warm_shadow(spec:StepSpec)->tuple:
     mode, shadow = _shadow(spec.model)
     if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
     state = _plain_state(shadow)
-    with mode, portable_kernels(): o = _warm_up(shadow, spec.opt, spec.splitter, spec.device.type)
+    with mode, portable_kernels(spec.device.type): o = _warm_up(shadow, spec.opt, spec.splitter, spec.device.type)
     _warm_cache[key] = (weakref.ref(m), mode, shadow, o, state)  # weak: never keep a real model alive
     return mode, shadow, o
 
@@ -1114,7 +1142,8 @@ def _predict_one(spec:StepSpec)->MemPlan:
     rec, known = AllocRecorder() if cuda and not spec.attribute else None, _KnownValues()
     try:
         mode, shadow, o = _warm_shadow(spec)
-        with (mode, known, target_kernels(spec.device.type) as kernels, portable_kernels(), _quiet_fake_log(),
+        dev = spec.device.type
+        with (mode, known, target_kernels(dev) as kernels, portable_kernels(dev), _quiet_fake_log(),
               _hf_masks(known), sentence_encoder_tail()):
             with _failures_named(shadow, spec), _unknowns_noted(shadow, known, spec.device.type):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec); _unsized_noted(kernels, known.unknowns)
@@ -1485,11 +1514,22 @@ def _one_device_only(spec:StepSpec, cuda:bool=False, # the route writes out the 
     if spec.device.type == 'cuda' and not cuda:
         return "device='cuda': the allocator's replay needs each storage's events, which this route does not keep"
 
+def _onednn_lstm(spec:StepSpec)->str|None:
+    "Why oneDNN's LSTM, which a CPU plan runs where the user's step does (`portable_kernels`), leaves no loop to fit"
+    lstms = [m for m in spec.model.modules() if isinstance(m, nn.LSTM)]
+    if not lstms or spec.device.type != 'cpu' or not (torch.backends.mkldnn.is_available()
+                                                     and torch.backends.mkldnn.enabled): return None
+    dtypes = {PRECISIONS[spec.precision]} | {p.dtype for m in lstms for p in m.parameters()}  # autocast's, weights'
+    if all(d is None or onednn_has(d) for d in dtypes):  # else PyTorch's own kernel runs: a loop per token
+        return ("oneDNN runs an LSTM's tokens in one call, whose workspace takes whole 4 KiB pages (08): no loop per "
+                "token, and the full step is quick")
+
 def _long_refusal(spec:StepSpec)->str|None:
     "Why a loop extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
     T = _seq_len(spec)
     if T is None or T < _LONG_FROM or not any(isinstance(m, nn.RNNBase) for m in spec.model.modules()): return None
     if why := _one_device_only(spec, cuda=True): return why
+    if why := _onednn_lstm(spec): return why
     chunked = [type(m).__name__ for m in spec.model.modules() if isinstance(getattr(m, 'bptt', None), int)]
     if chunked: return f"{chunked[0]} runs the sequence in chunks of bptt tokens, not in one loop per token"
     if any(d != spec.seq_dim and t.shape[d] == T for t in tensors_in(spec.batch) for d in range(1, t.ndim)):
@@ -1557,7 +1597,7 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
     preds, dev = [], spec.device.type  # preds: the predictions' shapes so far, a forward each until two agree
     for n in lengths:
         known, curve = _KnownValues(), _KeyedCurve() if dev == 'cuda' else _LiveCurve()
-        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev) as kernels, portable_kernels():
+        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev) as kernels, portable_kernels(dev):
             with _quiet_fake_log(), _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, sp):
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
@@ -1636,7 +1676,7 @@ def _loopless_forward(spec:StepSpec, n:int)->tuple:
     (mode, shadow, _), known, lengths, ops = _warm_shadow(spec), _KnownValues(), [], _OutShapes()
     sp, hooks = _with_length(spec, n), _rnn_lengths(shadow, lengths)  # the batch cut outside the fake mode
     try:
-        with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels():
+        with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels(spec.device.type):
             with _quiet_fake_log(), _hf_masks(known), sentence_encoder_tail(), ops: _kept_specs(shadow, sp, known)
     finally:
         for h in hooks: h.remove()
@@ -1777,7 +1817,7 @@ def _grid_refusal(spec:StepSpec)->str|None:
     if enc is None or T is None or enc.bptt < _GRID_TS[-1] + 3: return None
     u, P, k, r = _tail_layout(enc, T)
     if T - P < _GRID_FROM: return None
-    if why := _one_device_only(spec): return why
+    if why := _one_device_only(spec) or _onednn_lstm(spec): return why
     if len(set(_chunk_rows(spec, enc)[u:-1])) > 1: return "the batch's padding gives the kept chunks different rows"
     return ''
 
@@ -1901,7 +1941,7 @@ def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
     scratch = scratch and not spec.attribute and kernel_scratch_available(spec.device)  # CPU, no profiler running
     real = _real_copy(spec.model).to(spec.device)
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
-    with portable_kernels(), _still_running('measure_memory: the real step'):
+    with portable_kernels(spec.device.type), _still_running('measure_memory: the real step'):
         o = _warm_up(real, spec.opt, spec.splitter)
         try:
             with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
@@ -2011,7 +2051,8 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
         with fake_world(spec.n_gpus):
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
-            with (mode, known, target_kernels(spec.device.type) as kernels, portable_kernels(), _quiet_fake_log(),
+            dev = spec.device.type
+            with (mode, known, target_kernels(dev) as kernels, portable_kernels(dev), _quiet_fake_log(),
                   _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, spec),
                   _unknowns_noted(shadow, known, spec.device.type)):
                 parts = _sharded_parts(shadow, spec, known); _unsized_noted(kernels, known.unknowns)
@@ -2023,7 +2064,7 @@ def _rank_parts(spec:StepSpec)->dict:
     "What one real rank measures (in a `run_ranks` process): a real copy of the model, sharded over the ranks"
     real = _real_copy(spec.model)
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
-    with portable_kernels(): return _sharded_parts(real, spec)
+    with portable_kernels(spec.device.type): return _sharded_parts(real, spec)
 
 def _measure_sharded(spec:StepSpec, timeout:float=300)->MemPlan:
     "The plan of the rank that peaked highest (a device must hold it), measured on `n_gpus` CPU processes"

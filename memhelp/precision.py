@@ -24,6 +24,7 @@ from fastai.data.core import DataLoaders
 from .core import check_device, check_int
 from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
+from .cuda_emulation import onednn_has
 from .models import small_cnn, LSTMLM
 from .step import AutocastPrecision  # the marker the planner reads a learner's precision from
 
@@ -53,15 +54,10 @@ def _check_amp_device(device_type:str, dtype:torch.dtype):
         raise ValueError("dtype: this GPU has no bfloat16 support; use dtype=torch.float16")
 
 # %% ../nbs/13_mixed_precision.ipynb #d082a439
-def _onednn_has(dtype)->bool:
-    "Does this CPU's oneDNN have kernels for `dtype`?"
-    ops = torch.ops.mkldnn
-    return bool((ops._is_mkldnn_bf16_supported if dtype == torch.bfloat16 else ops._is_mkldnn_fp16_supported)())
-
 def _needs_lstm_fallback(model, device_type, dtype)->bool:
     "Would autocast send an `nn.LSTM` of `model` to a oneDNN kernel this CPU does not have?"
     return (device_type == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
-            and any(isinstance(m, nn.LSTM) for m in model.modules()) and not _onednn_has(dtype))
+            and any(isinstance(m, nn.LSTM) for m in model.modules()) and not onednn_has(dtype))
 
 # %% ../nbs/13_mixed_precision.ipynb #d10279c5
 @contextmanager
