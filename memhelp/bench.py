@@ -500,7 +500,7 @@ SWEEP_MODULES = ('core', 'allocator', 'callback', 'explorer', 'data', 'peak', 'm
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 # valid values of optional parameters that a function needs to get as far as the one under test
 _SWEEP_BASE = {**{f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory', 'step_spec')},
-               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=64),
+               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=64, bs=2),
                'seq_scaling': dict(cases=[('lstm_lm', 2, 1)], lengths=(64,))}  # one small case: a process, seconds
 
 def _sample_trace():

@@ -859,10 +859,12 @@ def _steady_trace(events:list, start:int)->list:
     return list(events) + [(STEP_END, 0)] + out + [(STEP_END, 0)]
 
 # %% ../nbs/09_fake_step.ipynb #243598da
+_LSTM_KEPT = []  # oneDNN's setting before each `nn.LSTM` forward: one stack for all blocks, so nested ones unwind
+
 @contextmanager
 def _onednn_lstms():
     "oneDNN on inside each `nn.LSTM`'s forward (global module hooks), where autocast's dtype, if any, has its kernel"
-    keep = []
+    keep = _LSTM_KEPT
     def pre(m, args):
         if not isinstance(m, nn.LSTM): return
         keep.append(torch.backends.mkldnn.enabled)
