@@ -864,14 +864,13 @@ _LSTM_KEPT = []  # oneDNN's setting before each `nn.LSTM` forward: one stack for
 @contextmanager
 def _onednn_lstms():
     "oneDNN on inside each `nn.LSTM`'s forward (global module hooks), where autocast's dtype, if any, has its kernel"
-    keep = _LSTM_KEPT
     def pre(m, args):
         if not isinstance(m, nn.LSTM): return
-        keep.append(torch.backends.mkldnn.enabled)
+        _LSTM_KEPT.append(torch.backends.mkldnn.enabled)
         cast = torch.get_autocast_dtype('cpu') if torch.is_autocast_enabled('cpu') else None
         torch.backends.mkldnn.enabled = cast is None or onednn_has(cast)  # else the real one fails: `_memplan` says
     def post(m, args, out):
-        if isinstance(m, nn.LSTM) and keep: torch.backends.mkldnn.enabled = keep.pop()
+        if isinstance(m, nn.LSTM) and _LSTM_KEPT: torch.backends.mkldnn.enabled = _LSTM_KEPT.pop()
     hooks = [nn.modules.module.register_module_forward_pre_hook(pre),
              nn.modules.module.register_module_forward_hook(post, always_call=True)]
     try: yield
