@@ -557,8 +557,13 @@ def _on(budget):
     return budget.strip() if isinstance(budget, str) and re.match(r'\s*[A-Za-z]', budget) else _budget(budget)
 
 # %% ../nbs/20_planner.ipynb #3ebee08a
+def _torch_settings()->tuple:
+    "The process-wide settings a named model's plan depends on: oneDNN (a CPU LSTM's kernel, 08) and the default dtype"
+    return torch.backends.mkldnn.enabled, torch.get_default_dtype()
+
 @functools.lru_cache(maxsize=64)
-def _named_prediction(name:str, input_shape, bs:int, kw:tuple)->MemPlan:
+def _named_prediction(name:str, input_shape, bs:int, kw:tuple,
+                      settings:tuple)->MemPlan: # `_torch_settings()`: only a key, a changed setting asks anew
     "`predict_memory` of a model by name, kept: the CLI's, the tables' and the searches' same questions answered once"
     return predict_memory(name, input_shape, bs, **dict(kw))
 
@@ -574,7 +579,8 @@ def _predict_as(model, input_shape, bs:int, batches:list=None,
     plain = lambda x: isinstance(x, (str, int, float, type(None))) or (isinstance(x, tuple) and all(map(plain, x)))
     if isinstance(model, str) and all(map(plain, (input_shape, bs, *kw.values()))):
         # a copy: a caller that changes its plan must not change the one kept
-        return copy.copy(_named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0]))))
+        return copy.copy(_named_prediction(model, input_shape, bs, tuple(sorted(kw.items(), key=lambda kv: kv[0])),
+                                           _torch_settings()))
     return predict_memory(model, input_shape, bs, **kw)
 
 _LINES = []  # who reports progress as lines on stderr instead (the CLI, into a pipe), while it runs
@@ -698,13 +704,21 @@ def _predictor(model, input_shape, bs, **common):
     return predict
 
 # %% ../nbs/20_planner.ipynb #6d89bbba
+def _divisors_above_one(n:int)->list:
+    "The divisors of `n` greater than 1, ascending (up to its square root: a batch of a million is quick)"
+    low = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*low, *(n // d for d in low)} - {1})
+
 def _fewest_micro_batches(predict, bs, fit, **kw):
-    "The smallest n_acc dividing `bs` whose prediction fits (`fit(plan)`), or None"
-    for n in (d for d in range(2, bs + 1) if bs % d == 0):
-        try: p = predict(n_acc=n, **kw)
-        except ValueError: continue  # a micro-batch the model cannot take (BatchNorm needs two samples)
-        if fit(p): return n
-    return None
+    "The fewest micro-batches (n_acc dividing `bs`) whose prediction fits (`fit(plan)`), or None"
+    ns = _divisors_above_one(bs)
+    def fits(n):
+        try: return fit(predict(n_acc=n, **kw))
+        except ValueError: return None  # a micro-batch the model cannot take (BatchNorm needs two samples)
+    hi = len(ns) - 1
+    while hi >= 0 and (top := fits(ns[hi])) is None: hi -= 1  # the smallest micro-batch the model takes
+    if hi < 0 or not top: return None  # it does not fit: larger micro-batches hold more (a peak grows with the batch)
+    return next(n for n in ns[:hi + 1] if fits(n))  # the fewest first: usually two or four, a prediction or two
 
 def _largest_size(predict, input_shape, fit):
     "Three quarters or half of the image side (multiples of 8, smaller than it), whichever is larger and fits, or None"
