@@ -835,12 +835,14 @@ def track_memory(device=None, # device to measure: 'cpu', 'cuda', 'cuda:1', ...;
 # %% ../nbs/00_core.ipynb #c5a7f021
 def note_kernel_scratch(nbytes:int|None, # bytes the running kernel holds beyond the tensors alive before it, its
                         # outputs included; None: it takes scratch of a size the caller cannot know
-                       ):
-    "Tell the tracked blocks open on the CPU what a kernel running now holds inside itself (an emulation's figure)"
-    for m in _cpu_trackers():
+                       )->bool:
+    "Tell the tracked blocks open on the CPU what a kernel running now holds inside itself; whether any was open"
+    trackers = _cpu_trackers()
+    for m in trackers:
         if nbytes is None: m.noted_unknown = True
         else: m.noted_peak = max(m.noted_peak, m.current + m.untracked + nbytes)
         _tell_observer(m, 'scratch', nbytes)
+    return bool(trackers)  # none: no figure is made now (a planner's pass for shapes), whatever the size
 
 def note_untracked(nbytes:int, # bytes made (> 0) or freed (< 0) outside any operator, which no tracker sees
                   ):

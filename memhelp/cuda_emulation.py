@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_cuda_emulation.ipynb #46242be4
 from __future__ import annotations
-import functools, itertools, math, warnings, weakref
+import functools, itertools, math, os, warnings, weakref
 from collections import namedtuple
 from contextlib import contextmanager, nullcontext
 import numpy as np, torch
@@ -21,7 +21,7 @@ from .step import PRECISIONS
 
 # %% auto #0
 __all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check',
-           'pack_copy_bytes', 'onednn_has']
+           'pack_copy_bytes', 'onednn_has', 'onednn_on', 'onednn_lstm_scratch']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -816,8 +816,8 @@ class _CpuKernels(TorchDispatchMode):
             args = (*args, *((kwargs or {}).get(k, d) for k, d in kw))
         if rule is None and not numbers: return out
         n = rule(args, out) if rule is not None else _new_bytes(out, args)  # outputs included, after the statistics
-        note_kernel_scratch(None if n is None else n + numbers)  # the numbers and casts live as long as the call
-        if n is None: self.unsized.add(_op_name(func))
+        told = note_kernel_scratch(None if n is None else n + numbers)  # numbers and casts live as long as the call
+        if n is None and told: self.unsized.add(_op_name(func))  # outside a tracked block it changes no figure
         return out
 
 
@@ -1531,6 +1531,11 @@ def onednn_has(dtype:torch.dtype, # float32, bfloat16 or float16; another: False
     with _disable_current_modes():  # asked inside a fake step too, where it is no operator of the step
         return bool((ops._is_mkldnn_bf16_supported if dtype == torch.bfloat16 else ops._is_mkldnn_fp16_supported)())
 
+def onednn_on(device_type:str='cpu', # a step's device type: oneDNN runs on the CPU only
+             )->bool:
+    "Does a step on `device_type` run oneDNN's kernels: a CPU, with oneDNN built in and not turned off"
+    return device_type == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+
 def _onednn_lstm_storages(args, out)->tuple:
     "`mkldnn_rnn_layer`'s outputs with the workspace a fake's lacks (grad mode): input (T, N, I), hidden size `H`"
     # torch 2.14.1's mkldnn/RNN.cpp makes it where `GradMode::is_enabled()`, whatever its `train` argument says
@@ -1548,6 +1553,34 @@ def _onednn_lstm_backward_storages(args, out)->tuple:
 
 _KERNEL_STORAGES.update({_aten.mkldnn_rnn_layer.default: _onednn_lstm_storages,
                          _aten.mkldnn_rnn_layer_backward.default: _onednn_lstm_backward_storages})
+
+# %% ../nbs/08_cuda_emulation.ipynb #os59e1
+# ATen's CPU capability where the bound below was measured (torch 2.14.1, oneDNN v3.12: `ref_rnn` over its jit GEMM)
+_ONEDNN_LSTM_MEASURED = ('AVX2',)
+
+def onednn_lstm_scratch(T:int, N:int, I:int, H:int, # steps, rows, input and hidden width of one layer and direction
+                        backward:bool=False, # the backward call (`mkldnn_rnn_layer_backward`)
+                       )->int|None:
+    "A bound on the bytes a float32 oneDNN LSTM call takes inside itself, beyond its outputs; None where not measured"
+    # ATen's capability stands for oneDNN's ISA, unless either was set by hand (then oneDNN's may be another)
+    forced = any(os.environ.get(v) for v in ('ONEDNN_MAX_CPU_ISA', 'DNNL_MAX_CPU_ISA', 'ATEN_CPU_CAPABILITY'))
+    if forced or torch.backends.cpu.get_cpu_capability() not in _ONEDNN_LSTM_MEASURED: return None
+    g, states = _good_ld(4 * H, 4) * 4, N * _good_ld(H, 4) * 4  # a padded row of gates; a batch of states
+    weights = (I + H) * g  # both weights, reordered; `g` also covers the biases
+    if not backward: return weights + (T if N < 128 else 1) * N * g + 2 * states + g + 2**16
+    return 2 * weights + (T + 2) * N * g + 2 * states + g + 2**17
+
+def _onednn_lstm_scratch_rule(args, out, backward:bool=False)->int|None:
+    "`mkldnn_rnn_layer` and its backward: new outputs (the workspace too), copies, what they take inside (a bound)"
+    x, H = args[0], args[15 if backward else 10]
+    if x.dtype != torch.float32 or not torch.is_grad_enabled() and not backward: return None  # not measured
+    n = onednn_lstm_scratch(*x.shape, H, backward)
+    # a strided argument is copied first (measured: the gradient of one direction of a bidirectional LSTM, a slice)
+    copies = sum(_nbytes(t) for t in args if isinstance(t, torch.Tensor) and not t.is_contiguous())
+    return None if n is None else n + copies + _new_bytes(out, args)
+
+_SCRATCH.update({_aten.mkldnn_rnn_layer.default: _onednn_lstm_scratch_rule,
+                 _aten.mkldnn_rnn_layer_backward.default: functools.partial(_onednn_lstm_scratch_rule, backward=True)})
 
 # %% ../nbs/08_cuda_emulation.ipynb #ff49e1
 def _batch_merges(shape, strides, dims)->bool:

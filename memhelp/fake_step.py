@@ -31,7 +31,7 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies, shape_only_copy)
-from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES, onednn_has
+from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES, onednn_has, onednn_on
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -227,8 +227,7 @@ _ONEDNN_LSTM = ("oneDNN: this CPU's oneDNN has no {} LSTM kernel, which autocast
 def _onednn_lstm_fails(spec:StepSpec)->str|None:
     "The dtype autocast gives `spec`'s `nn.LSTM` on the CPU where oneDNN is on but has no kernel for it (or None)"
     cast = PRECISIONS[spec.precision]
-    fails = (cast is not None and spec.device.type == 'cpu' and torch.backends.mkldnn.is_available()
-             and torch.backends.mkldnn.enabled and not onednn_has(cast))
+    fails = cast is not None and onednn_on(spec.device.type) and not onednn_has(cast)
     return str(cast).split('.')[-1] if fails and any(isinstance(m, nn.LSTM) for m in spec.model.modules()) else None
 
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
@@ -888,7 +887,7 @@ def portable_kernels(device:str='cpu', # the step's device: on the CPU an `nn.LS
                     ):
     "oneDNN off (the kernels 08's rules size) but in the CPU's `nn.LSTM`, which runs oneDNN's (08 sizes it) if on"
     if device not in ('cpu', 'cuda'): raise ValueError(f"device: must be 'cpu' or 'cuda', got {device!r}")
-    return _kernels_planned(device == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
+    return _kernels_planned(onednn_on(device))
 
 def _make_opt(model, opt, splitter=None):
     "`opt` for `model`: a name in `OPTIMIZERS`, or a fastai `opt_func` called as a `Learner` does (`splitter`'s groups)"
@@ -1518,8 +1517,7 @@ def _one_device_only(spec:StepSpec, cuda:bool=False, # the route writes out the 
 def _onednn_lstm(spec:StepSpec)->str|None:
     "Why oneDNN's LSTM, which a CPU plan runs where the user's step does (`portable_kernels`), leaves no loop to fit"
     lstms = [m for m in spec.model.modules() if isinstance(m, nn.LSTM)]
-    if not lstms or spec.device.type != 'cpu' or not (torch.backends.mkldnn.is_available()
-                                                     and torch.backends.mkldnn.enabled): return None
+    if not lstms or not onednn_on(spec.device.type): return None
     dtypes = {PRECISIONS[spec.precision]} | {p.dtype for m in lstms for p in m.parameters()}  # autocast's, weights'
     if all(d is None or onednn_has(d) for d in dtypes):  # else PyTorch's own kernel runs: a loop per token
         return ("oneDNN runs an LSTM's tokens in one call, whose workspace takes whole 4 KiB pages (08): no loop per "

@@ -24,7 +24,7 @@ from fastai.data.core import DataLoaders
 from .core import check_device, check_int
 from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
-from .cuda_emulation import onednn_has
+from .cuda_emulation import onednn_has, onednn_on
 from .models import small_cnn, LSTMLM
 from .step import AutocastPrecision  # the marker the planner reads a learner's precision from
 
@@ -56,8 +56,8 @@ def _check_amp_device(device_type:str, dtype:torch.dtype):
 # %% ../nbs/13_mixed_precision.ipynb #d082a439
 def _needs_lstm_fallback(model, device_type, dtype)->bool:
     "Would autocast send an `nn.LSTM` of `model` to a oneDNN kernel this CPU does not have?"
-    return (device_type == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
-            and any(isinstance(m, nn.LSTM) for m in model.modules()) and not onednn_has(dtype))
+    return (onednn_on(device_type) and any(isinstance(m, nn.LSTM) for m in model.modules())
+            and not onednn_has(dtype))
 
 # %% ../nbs/13_mixed_precision.ipynb #d10279c5
 @contextmanager
