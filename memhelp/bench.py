@@ -595,7 +595,7 @@ def sweep_samples()->dict:
                 events=lambda: [('a', 1000), ('b', 3 << 20), ('a', 0), (STEP_END, 0)],
                 make=lambda: lambda n: nn.Sequential(*[nn.Linear(32, 32) for _ in range(n)]), seq_len=lambda: 64,
                 padded=lambda: torch.zeros(3, 4, 8), batch_first=lambda: True,
-                batch_sizes=lambda: torch.tensor([3, 2, 1, 1]))
+                batch_sizes=lambda: torch.tensor([3, 2, 1, 1]), n_in=lambda: 8, n_hid=lambda: 16)
 
 # %% ../nbs/90_benchmarks.ipynb #90sw0011
 def _sweep_targets(modules)->list:

@@ -1558,10 +1558,13 @@ _KERNEL_STORAGES.update({_aten.mkldnn_rnn_layer.default: _onednn_lstm_storages,
 # ATen's CPU capability where the bound below was measured (torch 2.14.1, oneDNN v3.12: `ref_rnn` over its jit GEMM)
 _ONEDNN_LSTM_MEASURED = ('AVX2',)
 
-def onednn_lstm_scratch(T:int, N:int, I:int, H:int, # steps, rows, input and hidden width of one layer and direction
+def onednn_lstm_scratch(seq_len:int, bs:int, # steps and rows of one call (a layer, a direction)
+                        n_in:int, n_hid:int, # its input and hidden widths
                         backward:bool=False, # the backward call (`mkldnn_rnn_layer_backward`)
                        )->int|None:
     "A bound on the bytes a float32 oneDNN LSTM call takes inside itself, beyond its outputs; None where not measured"
+    T, N, I, H = (check_int(k, v, lo=1) for k, v in dict(seq_len=seq_len, bs=bs, n_in=n_in, n_hid=n_hid).items())
+    backward = check_bool('backward', backward)
     # ATen's capability stands for oneDNN's ISA, unless either was set by hand (then oneDNN's may be another)
     forced = any(os.environ.get(v) for v in ('ONEDNN_MAX_CPU_ISA', 'DNNL_MAX_CPU_ISA', 'ATEN_CPU_CAPABILITY'))
     if forced or torch.backends.cpu.get_cpu_capability() not in _ONEDNN_LSTM_MEASURED: return None
