@@ -12,6 +12,9 @@ root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root/'tools'))
 from build_docs import directives  # one reader of nbdev's `#|` lines for both tools
 
+# memhelp's own progress lines: `predict_memory: ... is still running (N operators, 12 s)`, `... still running (12 s)`
+PROGRESS = re.compile(r'^[^\n]* is still running \([^\n]*\d s\)\n?', re.M)
+
 def render() -> str:
     "README text: index.ipynb executed, less its hidden cells, the inputs of `hide_input` cells and nbdev's `#|` lines"
     nb = nbformat.read(root/'nbs'/'index.ipynb', as_version=4)
@@ -25,6 +28,9 @@ def render() -> str:
         if c.cell_type == 'code':  # keep what a reader needs: text and markdown, not images or widget state
             c.outputs = [o for o in c.outputs if (o.get('output_type') == 'stream' and o.get('name') == 'stdout')
                          or 'text/markdown' in o.get('data', {}) or 'text/plain' in o.get('data', {})]
+            for o in c.outputs:  # progress lines (a step past 10 s says so) come with the machine's speed: not content
+                if o.get('output_type') == 'stream': o.text = PROGRESS.sub('', o.text)
+            c.outputs = [o for o in c.outputs if o.get('output_type') != 'stream' or o.text.strip()]
             for o in c.outputs:
                 if 'text/markdown' in o.get('data', {}):  # rendered as markdown (the exporter's template does so for display_data)
                     o.update(output_type='display_data', data={'text/markdown': o['data']['text/markdown']}); o.pop('execution_count', None)
