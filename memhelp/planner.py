@@ -715,10 +715,11 @@ def _fewest_micro_batches(predict, bs, fit, **kw):
     def fits(n):
         try: return fit(predict(n_acc=n, **kw))
         except ValueError: return None  # a micro-batch the model cannot take (BatchNorm needs two samples)
+    if ns and fits(ns[0]): return ns[0]  # two: what usually fits, one prediction
     hi = len(ns) - 1
-    while hi >= 0 and (top := fits(ns[hi])) is None: hi -= 1  # the smallest micro-batch the model takes
-    if hi < 0 or not top: return None  # it does not fit: larger micro-batches hold more (a peak grows with the batch)
-    return next(n for n in ns[:hi + 1] if fits(n))  # the fewest first: usually two or four, a prediction or two
+    while hi > 0 and (top := fits(ns[hi])) is None: hi -= 1  # the smallest micro-batch the model takes
+    if hi <= 0 or not top: return None  # it does not fit: larger micro-batches hold more (a peak grows with the batch)
+    return next(n for n in ns[1:hi + 1] if fits(n))  # the fewest that fits
 
 def _largest_size(predict, input_shape, fit):
     "Three quarters or half of the image side (multiples of 8, smaller than it), whichever is larger and fits, or None"
