@@ -21,7 +21,7 @@ from .step import PRECISIONS
 
 # %% auto #0
 __all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check',
-           'pack_copy_bytes', 'onednn_has', 'onednn_on', 'onednn_lstm_scratch']
+           'pack_copy_bytes', 'onednn_has', 'onednn_on', 'onednn_lstm_fails', 'onednn_lstm_scratch']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -1535,6 +1535,14 @@ def onednn_on(device_type:str='cpu', # a step's device type: oneDNN runs on the 
              )->bool:
     "Does a step on `device_type` run oneDNN's kernels: a CPU, with oneDNN built in and not turned off"
     return device_type == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+
+def onednn_lstm_fails(model:torch.nn.Module, # the model whose `nn.LSTM`s autocast would run
+                      device_type:str='cpu', # the step's device type
+                      dtype:torch.dtype=torch.bfloat16, # autocast's dtype
+                     )->bool:
+    "Would autocast to `dtype` send an `nn.LSTM` of `model` to a oneDNN kernel this CPU lacks (a real step fails)"
+    return (onednn_on(device_type) and not onednn_has(dtype)
+            and any(isinstance(m, torch.nn.LSTM) for m in model.modules()))
 
 def _onednn_lstm_storages(args, out)->tuple:
     "`mkldnn_rnn_layer`'s outputs with the workspace a fake's lacks (grad mode): input (T, N, I), hidden size `H`"

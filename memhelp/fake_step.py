@@ -31,7 +31,8 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies, shape_only_copy)
-from .cuda_emulation import autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES, onednn_has, onednn_on
+from .cuda_emulation import (autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES, onednn_has,
+                                    onednn_on, onednn_lstm_fails)
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -227,8 +228,8 @@ _ONEDNN_LSTM = ("oneDNN: this CPU's oneDNN has no {} LSTM kernel, which autocast
 def _onednn_lstm_fails(spec:StepSpec)->str|None:
     "The dtype autocast gives `spec`'s `nn.LSTM` on the CPU where oneDNN is on but has no kernel for it (or None)"
     cast = PRECISIONS[spec.precision]
-    fails = cast is not None and onednn_on(spec.device.type) and not onednn_has(cast)
-    return str(cast).split('.')[-1] if fails and any(isinstance(m, nn.LSTM) for m in spec.model.modules()) else None
+    fails = cast is not None and onednn_lstm_fails(spec.model, spec.device.type, cast)
+    return str(cast).split('.')[-1] if fails else None
 
 def _memplan(spec:StepSpec, mm:dict, held:int, peak:int, measured:bool, **more)->MemPlan:
     "The `MemPlan` of `spec`'s step: the state in `mm`, what the model held at the start, the step's peak above it"

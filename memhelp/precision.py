@@ -24,7 +24,7 @@ from fastai.data.core import DataLoaders
 from .core import check_device, check_int
 from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
-from .cuda_emulation import onednn_has, onednn_on
+from .cuda_emulation import onednn_lstm_fails
 from .models import small_cnn, LSTMLM
 from .step import AutocastPrecision  # the marker the planner reads a learner's precision from
 
@@ -52,12 +52,6 @@ def _check_amp_device(device_type:str, dtype:torch.dtype):
         raise ValueError(f"device: torch.autocast does not support device type {device_type!r}")
     if device_type == 'cuda' and dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
         raise ValueError("dtype: this GPU has no bfloat16 support; use dtype=torch.float16")
-
-# %% ../nbs/13_mixed_precision.ipynb #d082a439
-def _needs_lstm_fallback(model, device_type, dtype)->bool:
-    "Would autocast send an `nn.LSTM` of `model` to a oneDNN kernel this CPU does not have?"
-    return (onednn_on(device_type) and any(isinstance(m, nn.LSTM) for m in model.modules())
-            and not onednn_has(dtype))
 
 # %% ../nbs/13_mixed_precision.ipynb #d10279c5
 @contextmanager
@@ -130,7 +124,7 @@ class DeviceAMP(_AutocastBatches, AutocastPrecision):
         p = next(self.model.parameters(), None)
         self.device_type = p.device.type if p is not None else check_device(self.dls.device).type
         _check_amp_device(self.device_type, self.dtype)
-        self.lstm_fallback = _needs_lstm_fallback(self.model, self.device_type, self.dtype)
+        self.lstm_fallback = onednn_lstm_fails(self.model, self.device_type, self.dtype)
         self.scaler = torch.amp.GradScaler(self.device_type, enabled=self.dtype == torch.float16, **self.scaler_kwargs)
         self.scales = []
         super().before_fit()
