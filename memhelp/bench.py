@@ -500,8 +500,9 @@ SWEEP_MODULES = ('core', 'allocator', 'callback', 'explorer', 'data', 'peak', 'm
 _SWEEP_SKIP = {'run_benchmarks', 'main', 'memhelp_plan', 'write_results', 'api_sweep'}  # whole runs, CLIs, writers
 # valid values of optional parameters that a function needs to get as far as the one under test
 _SWEEP_BASE = {**{f: dict(input_shape=(3, 32, 32), bs=4) for f in ('predict_memory', 'measure_memory', 'step_spec')},
-               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=64, bs=2),
-               'seq_scaling': dict(cases=[('lstm_lm', 2, 1)], lengths=(64,))}  # one small case: a process, seconds
+               'measure_dropout': dict(x=torch.zeros(4, 8)), 'seq_case': dict(name='lstm_lm', seq_len=8, bs=2),
+               'seq_scaling': dict(cases=[('lstm_lm', 2, 1)], lengths=(8,))}  # one small case: a process, ~11 s
+# (8 tokens: one full step; at 64 tokens the process with its real step took 20 s, the sweep's limit, under load)
 
 def _sample_trace():
     "A small attributed training step"
