@@ -726,7 +726,8 @@ def _kept_specs(model, spec:StepSpec, known=None,
     if fake: _buffers_known(model, spec.model, known)
     xb, yb = split_batch(_make_batch(spec.batch, spec.micro_bs, dev, known), spec.n_inp)
     if pred is None:
-        with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type): out = _forward(model, xb)
+        with torch.no_grad(), autocast_for(amp or dev.type, spec.precision, dev.type):
+            with _loops_once(model) if fake else contextlib.nullcontext(): out = _forward(model, xb)
         pred = [(t.shape, t.dtype) for t in _pred_tensors(_loop_pred(out, spec.precision))]
     return [[(t.shape, t.dtype) for t in _pred_tensors((xb, yb))], pred]
 
@@ -831,6 +832,27 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         _READS_GUESSED.clear()
     state = tr.timeline().loc[0, ['parameter', 'gradient', 'optimizer state']].sum() if spec.attribute else 0
     return held, tr.peak - int(state), tr
+
+# %% ../nbs/09_fake_step.ipynb #kp60c1
+def _rnn_once(m:nn.RNNBase, own, seen:dict):
+    "A forward for layer `m` (its own: `own`): its loop over one token (once per input shape: `seen`), then zeros"
+    def forward(x, *args, **kwargs):
+        if not isinstance(x, torch.Tensor) or not x.numel(): return own(x, *args, **kwargs)  # packed: the whole loop
+        t = 1 if m.batch_first and x.ndim == 3 else 0  # the time dimension (unbatched inputs are (L, features))
+        key = x.dtype, x.shape[:t] + x.shape[t + 1:], tuple((a.shape, a.dtype) for a in tensors_in((args, kwargs)))
+        if key not in seen: seen[key] = own(x.narrow(t, 0, 1), *args, **kwargs)  # one token's outputs
+        o, h = seen[key]  # states after one token: the shapes and dtypes after all of them
+        return o.new_zeros((*o.shape[:t], x.shape[t], *o.shape[t + 1:])), map_tensors(h, lambda s: s.new_zeros(s.shape))
+    return forward
+
+@contextmanager
+def _loops_once(model):
+    "Inside the block, `model`'s recurrent layers give their outputs' shapes and dtypes without their loops"
+    rnns = [m for m in model.modules() if isinstance(m, nn.RNNBase) and 'forward' not in vars(m)]  # not stubbed yet
+    for m in rnns: m.forward = _rnn_once(m, m.forward, {})
+    try: yield
+    finally:
+        for m in rnns: del m.forward
 
 # %% ../nbs/09_fake_step.ipynb #v3rd1c02
 def _stand_ins(alive:dict, freed:list, left:list, sizes:dict)->dict|None:
