@@ -681,9 +681,10 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # threads; `exponential_`, added at stop 54 after `F.gumbel_softmax` showed it unknown: none in float32/64, bf16 and
 # fp16, contiguous, transposed and strided; `grid_sampler_3d` and its backward, added at stop 55 after a volumetric
 # `F.grid_sample` showed them unknown: none in float32/64, bf16 and fp16, inputs, grids and gradients contiguous or
-# permuted, every interpolation and padding mode, at 1 and 2 threads)
+# permuted, every interpolation and padding mode, at 1 and 2 threads). `copy_` and `_to_copy`, listed from the audit,
+# were taken off at stop 60: a transposed matrix of 60 x 60 values or more is copied through a buffer (rules below)
 _NO_SCRATCH = frozenset('''
-_local_scalar_dense _to_copy _unsafe_view argmax bernoulli_.float constant_pad_nd copy_ flip
+_local_scalar_dense _unsafe_view argmax bernoulli_.float constant_pad_nd flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
 masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk transpose_
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
@@ -876,6 +877,30 @@ _SCRATCH.update({_aten.isinf.default: _isinf_scratch, _aten.native_dropout_backw
                  **{getattr(_aten, f).default: _unsized for f in ('mvlgamma', 'mvlgamma_', 'ldexp_')},
                  _aten.ldexp.Tensor: _unsized})
 
+
+# %% ../nbs/08_cuda_emulation.ipynb #tc60e1
+def _transpose_buffer(src, dst=None)->int:
+    "The buffer `Copy.cpp` copies `src` into `dst` (None: a contiguous copy) through: a transposed matrix's, else 0"
+    into = dst is None or (dst.is_contiguous() and dst.dtype == src.dtype and dst.shape == src.shape)
+    ok = into and src.ndim == 2 and src.stride(0) == 1 and src.stride(1) == src.shape[0] and src.numel() >= 60 * 60
+    return (120 if src.dtype == torch.uint8 else 60) ** 2 * src.element_size() if ok else 0
+
+def _copy_scratch(args, out)->int:
+    "`clone`, `_to_copy`: the output, and the buffer a transposed matrix is copied through (`_transpose_buffer`)"
+    return _transpose_buffer(args[0], out) + _new_bytes(out, args)
+
+def _copy_into_scratch(args, out)->int:
+    "`copy_`: into its first argument, through `_transpose_buffer`'s buffer"
+    return _transpose_buffer(args[1], args[0])
+
+def _renorm_scratch(args, out)->int:
+    "`embedding_renorm_`: its indices made contiguous, then each row's norm and scale (a float64 number, cast)"
+    w, idx = args[:2]
+    copy = 0 if idx.is_contiguous() else _nbytes(idx)  # the copy's own buffer is freed before the rows' numbers
+    return copy + max(_transpose_buffer(idx) if copy else 0, _number_bytes(w.dtype))
+
+_SCRATCH.update({_aten.clone.default: _copy_scratch, _aten._to_copy.default: _copy_scratch,
+                 _aten.copy_.default: _copy_into_scratch, _aten.embedding_renorm_.default: _renorm_scratch})
 
 # %% ../nbs/08_cuda_emulation.ipynb #fe51e1
 def _arg_kind(a)->str:
