@@ -902,6 +902,33 @@ def _renorm_scratch(args, out)->int:
 _SCRATCH.update({_aten.clone.default: _copy_scratch, _aten._to_copy.default: _copy_scratch,
                  _aten.copy_.default: _copy_into_scratch, _aten.embedding_renorm_.default: _renorm_scratch})
 
+# %% ../nbs/08_cuda_emulation.ipynb #ms60e1
+def _contiguous_copy(t)->int:
+    "Bytes `t.contiguous()` makes inside a kernel: none if it is contiguous, else a copy and `_transpose_buffer`'s"
+    return 0 if t.is_contiguous() else _nbytes(t) + _transpose_buffer(t)
+
+def _whole_minmax_scratch(args, out)->int:
+    "`max()`, `min()` of a whole tensor: its input made contiguous, and the 0-d output"
+    return _contiguous_copy(args[0]) + _nbytes(out)
+
+def _masked_scatter_scratch(args, out)->int:
+    "`masked_scatter(_)`: the functional one clones `self` contiguous (its output); then the source made contiguous"
+    clone = _transpose_buffer(args[0]) if _new_bytes(out, args) else 0  # freed before the source's copy
+    return _new_bytes(out, args) + max(clone, _contiguous_copy(args[2]))
+
+def _masked_select_scratch(args, out)->int:
+    "`masked_select`: the mask counted (cast to int64), then a serial loop, or a parallel one over two int64 tensors"
+    x, mask = args[:2]
+    shape = torch.broadcast_shapes(x.shape, mask.shape); n = math.prod(shape)
+    serial = ((n < 32768 or torch.get_num_threads() == 1) and x.expand(shape).is_contiguous()
+              and mask.expand(shape).is_contiguous())  # GRAIN_SIZE: ATen's Parallel.h
+    return max(n * 8 + 8, _nbytes(out) + (0 if serial else 2 * n * 8))
+
+_SCRATCH.update({_aten.max.default: _whole_minmax_scratch, _aten.min.default: _whole_minmax_scratch,
+                 _aten.masked_scatter.default: _masked_scatter_scratch,
+                 _aten.masked_scatter_.default: _masked_scatter_scratch,
+                 _aten.masked_select.default: _masked_select_scratch})
+
 # %% ../nbs/08_cuda_emulation.ipynb #fe51e1
 def _arg_kind(a)->str:
     "'T' for a tensor argument (a list of them too), 'S' for a number (a list of them too), else its type"
