@@ -929,6 +929,33 @@ _SCRATCH.update({_aten.max.default: _whole_minmax_scratch, _aten.min.default: _w
                  _aten.masked_scatter_.default: _masked_scatter_scratch,
                  _aten.masked_select.default: _masked_select_scratch})
 
+# %% ../nbs/08_cuda_emulation.ipynb #cd60e1
+def _held_copies(ts, out)->int:
+    "Peak bytes of `ts` made contiguous one after another (each kept; a matrix's buffer while it is copied), then `out`"
+    held = top = 0
+    for t in ts:
+        if t.is_contiguous(): continue
+        top, held = max(top, held + _nbytes(t) + _transpose_buffer(t)), held + _nbytes(t)
+    return max(top, held + _nbytes(out))
+
+def _cdist_inputs(x1, x2)->list:
+    "`x1`, `x2` broadcast over their batch dimensions, as `_cdist_forward` and `_cdist_backward` copy them"
+    batch = torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    return [x.expand(*batch, *x.shape[-2:]) for x in (x1, x2)]
+
+def _cdist_scratch(args, out)->int|None:
+    "`_cdist_forward`: its output, and its inputs made contiguous; Euclidean by matrix products (in the kernel): None"
+    x1, x2, p, mode = (*args, None)[:4]
+    if p == 2 and (mode == 1 or (mode in (None, 0) and max(x1.shape[-2], x2.shape[-2]) > 25)): return None
+    return _held_copies([x.reshape(-1, *x.shape[-2:]) for x in _cdist_inputs(x1, x2)], out)
+
+def _cdist_backward_scratch(args, out)->int:
+    "`_cdist_backward`: its output (x1's gradient), and its inputs, the distances and the gradient made contiguous"
+    grad, x1, x2, p, dist = args[:5]
+    return _held_copies([*_cdist_inputs(x1, x2), dist, grad], out)
+
+_SCRATCH.update({_aten._cdist_forward.default: _cdist_scratch, _aten._cdist_backward.default: _cdist_backward_scratch})
+
 # %% ../nbs/08_cuda_emulation.ipynb #fe51e1
 def _arg_kind(a)->str:
     "'T' for a tensor argument (a list of them too), 'S' for a number (a list of them too), else its type"
