@@ -956,6 +956,16 @@ def _cdist_backward_scratch(args, out)->int:
 
 _SCRATCH.update({_aten._cdist_forward.default: _cdist_scratch, _aten._cdist_backward.default: _cdist_backward_scratch})
 
+# %% ../nbs/08_cuda_emulation.ipynb #uc60e1
+def _unique_consecutive_scratch(args, out)->int:
+    "`unique_consecutive`: its input (`dim` first) made contiguous, then its outputs, at the input's length"
+    x, dim = args[0], (args[3] if len(args) > 3 else None)
+    moved = x if dim is None else x.movedim(dim, 0)
+    copy = 0 if moved.is_contiguous() else _nbytes(moved)
+    return copy + max(_transpose_buffer(moved) if copy else 0, _new_bytes(out, args))
+
+_SCRATCH[_aten.unique_consecutive.default] = _unique_consecutive_scratch
+
 # %% ../nbs/08_cuda_emulation.ipynb #fe51e1
 def _arg_kind(a)->str:
     "'T' for a tensor argument (a list of them too), 'S' for a number (a list of them too), else its type"
