@@ -920,8 +920,8 @@ def _masked_select_scratch(args, out)->int:
     "`masked_select`: the mask counted (cast to int64), then a serial loop, or a parallel one over two int64 tensors"
     x, mask = args[:2]
     shape = torch.broadcast_shapes(x.shape, mask.shape); n = math.prod(shape)
-    serial = ((n < 32768 or torch.get_num_threads() == 1) and x.expand(shape).is_contiguous()
-              and mask.expand(shape).is_contiguous())  # GRAIN_SIZE: ATen's Parallel.h
+    # serial under GRAIN_SIZE (ATen's Parallel.h), or at one thread: the threads of the run planned are not known here
+    serial = n < 32768 and x.expand(shape).is_contiguous() and mask.expand(shape).is_contiguous()
     return max(n * 8 + 8, _nbytes(out) + (0 if serial else 2 * n * 8))
 
 _SCRATCH.update({_aten.max.default: _whole_minmax_scratch, _aten.min.default: _whole_minmax_scratch,
@@ -947,7 +947,7 @@ def _cdist_scratch(args, out)->int|None:
     "`_cdist_forward`: its output, and its inputs made contiguous; Euclidean by matrix products (in the kernel): None"
     x1, x2, p, mode = (*args, None)[:4]
     if p == 2 and (mode == 1 or (mode in (None, 0) and max(x1.shape[-2], x2.shape[-2]) > 25)): return None
-    return _held_copies([x.reshape(-1, *x.shape[-2:]) for x in _cdist_inputs(x1, x2)], out)
+    return _held_copies([x if x.ndim > 2 else x[None] for x in _cdist_inputs(x1, x2)], out)  # 3-d: no matrix buffer
 
 def _cdist_backward_scratch(args, out)->int:
     "`_cdist_backward`: its output (x1's gradient), and its inputs, the distances and the gradient made contiguous"
