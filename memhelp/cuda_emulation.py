@@ -682,7 +682,7 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # fp16, contiguous, transposed and strided; `grid_sampler_3d` and its backward, added at stop 55 after a volumetric
 # `F.grid_sample` showed them unknown: none in float32/64, bf16 and fp16, inputs, grids and gradients contiguous or
 # permuted, every interpolation and padding mode, at 1 and 2 threads). `copy_` and `_to_copy`, listed from the audit,
-# were taken off at stop 60: a transposed matrix of 60 x 60 values or more is copied through a buffer (rules below)
+# were taken off at stop 59: a transposed matrix of 60 x 60 values or more is copied through a buffer (rules below)
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _unsafe_view argmax bernoulli_.float constant_pad_nd flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
