@@ -834,6 +834,8 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
     return held, tr.peak - int(state), tr
 
 # %% ../nbs/09_fake_step.ipynb #kp60c1
+_RNN_FORWARDS = (nn.LSTM.forward, nn.GRU.forward, nn.RNN.forward)
+
 def _rnn_once(m:nn.RNNBase, own, seen:dict):
     "A forward for layer `m` (its own: `own`): its loop over one token (once per input shape: `seen`), then zeros"
     def forward(x, *args, **kwargs):
@@ -848,7 +850,8 @@ def _rnn_once(m:nn.RNNBase, own, seen:dict):
 @contextmanager
 def _loops_once(model):
     "Inside the block, `model`'s recurrent layers give their outputs' shapes and dtypes without their loops"
-    rnns = [m for m in model.modules() if isinstance(m, nn.RNNBase) and 'forward' not in vars(m)]  # not stubbed yet
+    # PyTorch's own layers only (a subclass's forward may return other shapes); none stubbed already
+    rnns = [m for m in model.modules() if type(m).forward in _RNN_FORWARDS and 'forward' not in vars(m)]
     for m in rnns: m.forward = _rnn_once(m, m.forward, {})
     try: yield
     finally:
