@@ -893,20 +893,20 @@ def _copy_into_scratch(args, out)->int:
     "`copy_`: into its first argument, through `_transpose_buffer`'s buffer"
     return _transpose_buffer(args[1], args[0])
 
+def _contiguous_copy(t, after:int=0)->int:
+    "Peak bytes of `t` made contiguous inside a kernel (a matrix's buffer while it is copied), then `after` beside it"
+    copy = 0 if t.is_contiguous() else _nbytes(t)
+    return copy + max(_transpose_buffer(t) if copy else 0, after)
+
 def _renorm_scratch(args, out)->int:
     "`embedding_renorm_`: its indices made contiguous, then each row's norm and scale (a float64 number, cast)"
     w, idx = args[:2]
-    copy = 0 if idx.is_contiguous() else _nbytes(idx)  # the copy's own buffer is freed before the rows' numbers
-    return copy + max(_transpose_buffer(idx) if copy else 0, _number_bytes(w.dtype))
+    return _contiguous_copy(idx, _number_bytes(w.dtype))
 
 _SCRATCH.update({_aten.clone.default: _copy_scratch, _aten._to_copy.default: _copy_scratch,
                  _aten.copy_.default: _copy_into_scratch, _aten.embedding_renorm_.default: _renorm_scratch})
 
 # %% ../nbs/08_cuda_emulation.ipynb #ms60e1
-def _contiguous_copy(t)->int:
-    "Bytes `t.contiguous()` makes inside a kernel: none if it is contiguous, else a copy and `_transpose_buffer`'s"
-    return 0 if t.is_contiguous() else _nbytes(t) + _transpose_buffer(t)
-
 def _whole_minmax_scratch(args, out)->int:
     "`max()`, `min()` of a whole tensor: its input made contiguous, and the 0-d output"
     return _contiguous_copy(args[0]) + _nbytes(out)
@@ -960,9 +960,7 @@ _SCRATCH.update({_aten._cdist_forward.default: _cdist_scratch, _aten._cdist_back
 def _unique_consecutive_scratch(args, out)->int:
     "`unique_consecutive`: its input (`dim` first) made contiguous, then its outputs, at the input's length"
     x, dim = args[0], (args[3] if len(args) > 3 else None)
-    moved = x if dim is None else x.movedim(dim, 0)
-    copy = 0 if moved.is_contiguous() else _nbytes(moved)
-    return copy + max(_transpose_buffer(moved) if copy else 0, _new_bytes(out, args))
+    return _contiguous_copy(x if dim is None else x.movedim(dim, 0), _new_bytes(out, args))
 
 _SCRATCH[_aten.unique_consecutive.default] = _unique_consecutive_scratch
 
