@@ -268,7 +268,8 @@ def _nbytes(*ts)->int: return sum(t.numel() * t.element_size() for t in ts if is
 def _cpu_conv(x, w, padding, dilation, transposed, groups)->str|None:
     "The CPU's kernel for this convolution, oneDNN off: 'slow2d', 'nnpack', 'dilated', 'transposed', 'slow3d', ..."
     if x.ndim == 5 and transposed: return 'transposed3d'  # `slow_conv_transpose3d`
-    if x.ndim == 5: return 'slow3d' if all(d == 1 for d in dilation) else None  # dilated 3d: unknown
+    if x.ndim == 5:  # Convolution.cpp: `slow_conv3d`, or `slow_conv_dilated3d` (NaiveDilatedConvolution.cpp: the 2d
+        return 'slow3d' if all(d == 1 for d in dilation) else 'dilated'  # one's template over 3 dims, contiguous)
     if x.ndim != 4: return None
     if transposed: return 'transposed'  # `slow_conv_transpose2d`, in any layout (its copies: `_conv_copies`)
     if any(d != 1 for d in dilation): return 'dilated'  # Convolution.cpp: `slow_conv_dilated2d`, in any layout
@@ -293,11 +294,12 @@ def _kernel_grad(go, G:int):
     return torch.empty((go.shape[0], go.shape[1] // G, *go.shape[2:]), device='meta',
                        memory_format=suggest_memory_format(go))
 
-def _unfolded(x, w, stride, padding, dilation=(1, 1))->int:
-    "Bytes of `x` unfolded (im2col) for `w`: batch x (C_in k_h k_w) x (H_out W_out) values of `x`'s type"
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = w.shape[2:], stride, padding, dilation
-    ho, wo = (x.shape[2] + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (x.shape[3] + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    return x.shape[0] * x.shape[1] * kh * kw * ho * wo * x.element_size()
+def _unfolded(x, w, stride, padding, dilation=None)->int:
+    "Bytes of `x` unfolded (im2col, vol2col) for `w`: batch x (C_in k_h k_w) x (H_out W_out) values of `x`'s type"
+    dilation = dilation or (1,) * len(stride)
+    out = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+           for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation)]
+    return x.shape[0] * x.shape[1] * math.prod(w.shape[2:]) * math.prod(out) * x.element_size()
 
 def _columns(x, w, stride, padding)->int:
     "Bytes of `compute_columns2d`'s im2col buffer: `_unfolded`, or none for a 1x1 of stride 1 unpadded (a view)"

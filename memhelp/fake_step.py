@@ -1147,7 +1147,7 @@ def _unsized_noted(kernels, unknowns:dict):
     for op in sorted(getattr(kernels, 'unsized', ())): unknowns[said.format(op)] = None
 
 _UNSIZED = ("`{}` takes or may take scratch inside its CPU kernel of a size the emulation (08) does not know here (an "
-            "operator no rule of 08 sizes, a dilated 3d convolution...): not counted")
+            "operator no rule of 08 sizes, a grouped transposed 3d convolution...): not counted")
 _UNSIZED_CUDA = ("`{}` is not one of ATen's operators: what its CUDA kernel allocates inside itself (its library's own "
                  "buffers) is not known to the plan")
 _CUSTOM_FN = ("custom autograd Function `{}`: what it allocates through torch's operators is counted; what it "
