@@ -295,7 +295,7 @@ def _kernel_grad(go, G:int):
                        memory_format=suggest_memory_format(go))
 
 def _unfolded(x, w, stride, padding, dilation=None)->int:
-    "Bytes of `x` unfolded (im2col, vol2col) for `w`: batch x (C_in k_h k_w) x (H_out W_out) values of `x`'s type"
+    "Bytes of `x` unfolded (im2col, vol2col) for `w`: batch x (C_in x kernel size) x (output size) values of its type"
     dilation = dilation or (1,) * len(stride)
     out = [(n + 2 * p - d * (k - 1) - 1) // s + 1
            for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation)]
