@@ -294,6 +294,21 @@ def _check_seq_args(cases, lengths, timeout, log, real_below):
     if not callable(log): raise ValueError(f"log: must be callable, got {log!r}")
     check_int('real_below', real_below, lo=0)
 
+def _run_case(code:str, timeout:float, what:str,
+              every:float=10, # seconds between its lines saying it still runs (nothing silent for more than ~10 s)
+             )->subprocess.CompletedProcess:
+    "`code` run in a fresh Python process (one torch thread), saying that `what` still runs; stopped after `timeout`"
+    p, t0 = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, 'OMP_NUM_THREADS': '1'}), time.monotonic()
+    try:
+        while True:  # `communicate` may be retried after its timeout without losing output (subprocess's documentation)
+            try: out, err = p.communicate(timeout=max(min(every, timeout - (time.monotonic() - t0)), 0)); break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() - t0 >= timeout: raise
+                print(f"seq_scaling: {what} is still running ({time.monotonic() - t0:.0f} s)", flush=True)
+    except BaseException: p.kill(); p.communicate(); raise  # stopped, or interrupted: no process left behind
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
 def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus), and the device ('cpu' if not)
                 lengths=(72, 1024), # sequence lengths
                 timeout:float=900, # seconds per case before it is stopped (then recorded as failed)
@@ -310,8 +325,7 @@ def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpu
                     f"print(json.dumps(seq_case({name!r}, {s}, {bs}, {n}, {dev!r}, {real_below})))")
             head = dict(model=name, seq_len=s, bs=bs, n_gpus=n, device=dev)
             try:
-                r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout,
-                                   env={**os.environ, 'OMP_NUM_THREADS': '1'})
+                r = _run_case(code, timeout, f"{name} at {s:,} tokens")
                 row = (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else
                        dict(head, failed=(r.stderr.strip().splitlines() or ['no message'])[-1][:200]))
             except subprocess.TimeoutExpired: row = dict(head, failed=f'stopped after {timeout:g} s')
