@@ -368,8 +368,9 @@ def _check_args(precision, opt, n_acc, bs):
     if precision not in PRECISIONS:
         raise ValueError(f"precision: must be one of {list(PRECISIONS)}, got {precision!r}")
     if isinstance(opt, (torch.optim.Optimizer, Optimizer, OptimWrapper)):  # built on the user's model, not our copy
-        raise ValueError(f"opt: got an optimizer already built ({type(opt).__name__}); pass what builds one: its class "
-                         f"(settings by functools.partial), a fastai opt_func such as Adam, or one of {list(OPTIMIZERS)}")
+        raise ValueError(f"opt: got an optimizer already built ({type(opt).__name__}); pass what builds one: its "
+                         f"class (settings by functools.partial), a fastai opt_func such as Adam, or one of "
+                         f"{list(OPTIMIZERS)}")
     if not (opt in OPTIMIZERS if isinstance(opt, str) else callable(opt)):
         raise ValueError(f"opt: must be one of {list(OPTIMIZERS)} or a fastai opt_func such as Adam, got {opt!r}")
     if not isinstance(n_acc, int) or isinstance(n_acc, bool) or n_acc < 1 or bs % n_acc:
