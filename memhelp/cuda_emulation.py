@@ -322,8 +322,7 @@ def _transposed_columns(x, w, sample:bool=False)->int:
 def _columns3d(x, w, stride, padding, G:int=1, view:bool=True)->int:
     "Bytes of `slow_conv3d`'s columns, batch x (C_in k_d k_h k_w) x (D_out H_out W_out); none where they are a view"
     if view and (*w.shape[2:], *stride, *padding, G) == (1, 1, 1, 1, 1, 1, 0, 0, 0, 1): return 0  # the input itself
-    out = [(n + 2 * p - k) // s + 1 for n, k, s, p in zip(x.shape[2:], w.shape[2:], stride, padding)]
-    return x.shape[0] * x.shape[1] * math.prod(w.shape[2:]) * math.prod(out) * x.element_size()
+    return _unfolded(x, w, stride, padding)
 
 def _as_kernel_gets(t, mf, G:int=1, dim:int=1):
     "Meta `t` as a 2d kernel gets it: made contiguous in `mf` unless it is; one group's slice along `dim` (`subtensor`)"
