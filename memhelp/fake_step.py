@@ -4,7 +4,8 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import collections, contextlib, copy, dis, functools, logging, math, os, re, threading, time, types, weakref, warnings
+import collections, contextlib, copy, dataclasses, dis, functools, inspect, logging, math, os, re, threading, time
+import types, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -13,6 +14,9 @@ import pandas as pd
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch._subclasses.fake_tensor import (FakeTensor, FakeTensorMode, DataDependentOutputException,
                                           DynamicOutputShapeException, in_kernel_invocation_manager)
+import torch._subclasses.fake_tensor as fake_tensor_module
+from torch._prims_common import suggest_memory_format
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils.weak import WeakIdKeyDictionary
 from fastcore.basics import patch
@@ -409,6 +413,64 @@ def _cache_hits_keep_storage():
     try: yield
     finally: FakeTensorMode._get_output_tensor_from_cache_entry = keep
 
+# %% ../nbs/09_fake_step.ipynb #lk62c1
+# torch 2.14.1's `FakeTensorMode._cache_key` (_subclasses/fake_tensor.py): [func, default dtype, default device,
+# inference mode, shape env settings, tracing], then each argument as `_prep_args_for_hash` flattens it: a list, tuple
+# or dict as (type, "length_n") then its items; a fake tensor as `extract_tensor_metadata` and `_flatten_into` give it
+_TORCH_CACHE_KEY = getattr(FakeTensorMode, '_cache_key', None)
+_DispatchCacheKey = getattr(fake_tensor_module, '_DispatchCacheKey', None)
+_TensorMetadata = getattr(fake_tensor_module, 'TensorMetadata', None)
+_KEY_FIELDS = ('dtype shape stride device layout memory_format storage_offset storage_bytes requires_grad '
+               'is_quantized is_conj is_neg is_inference is_sparse is_coalesced dense_dim sparse_dim').split()
+_LEAN_KEYS = (None not in (_TORCH_CACHE_KEY, _DispatchCacheKey, _TensorMetadata)
+              and [f.name for f in dataclasses.fields(_TensorMetadata)] == _KEY_FIELDS
+              and list(inspect.signature(_TORCH_CACHE_KEY).parameters) == ['self', 'state', 'func', 'args', 'kwargs'])
+_PLAIN_ARGS = {int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format}
+_ARG_SEQS = {list, tuple, dict, torch.Size}
+
+class _NotLean(Exception): "An argument that `_lean_cache_key` leaves to torch's own key"
+
+def _lean_tensor_key(mode, out:list, t):
+    "Add fake tensor `t`'s metadata to `out` as `TensorMetadata._flatten_into` does (strided, plain sizes, of `mode`)"
+    if t.fake_mode is not mode or t.constant is not None or t.layout is not torch.strided \
+            or t._has_symbolic_sizes_strides: raise _NotLean
+    shape, stride, mf = t.shape, t.stride(), suggest_memory_format(t)
+    out += (t.dtype, torch.Size, f"length_{len(shape)}", *(x for d in shape for x in (int, d)),
+            tuple, f"length_{len(stride)}", *(x for d in stride for x in (int, d)), t.device, torch.strided,
+            mf if t.is_contiguous(memory_format=mf) else None, t.storage_offset(), t.untyped_storage().nbytes(),
+            t.requires_grad, t.is_quantized, t.is_conj(), t.is_neg(), t.is_inference(), False, None, None, None)
+
+def _lean_key_values(mode, out:list, args):
+    "Add `args`' part of a fake-tensor cache key to `out`, as `_prep_args_for_hash` makes it"
+    if type(args) in _ARG_SEQS: out += (type(args), f"length_{len(args)}")
+    if type(args) is dict: _lean_key_values(mode, out, args.keys()); _lean_key_values(mode, out, args.values()); return
+    for a in args:
+        if type(a) is FakeTensor: _lean_tensor_key(mode, out, a)
+        elif type(a) in _PLAIN_ARGS: out += (type(a), a)
+        elif type(a) in _ARG_SEQS: _lean_key_values(mode, out, a)
+        else: raise _NotLean
+
+def _lean_cache_key(self, state, func, args, kwargs):
+    "torch's fake-tensor cache key for `func` on `args`, made without its generic flattening where the arguments allow"
+    if self.shape_env is not None or get_proxy_mode() is not None:  # symbolic shapes, tracing: torch's own
+        return _TORCH_CACHE_KEY(self, state, func, args, kwargs)
+    out = [func, torch.get_default_dtype(), torch._C._get_default_device(), torch.is_inference_mode_enabled(), None,
+           False]
+    try:
+        if args: _lean_key_values(self, out, args)
+        if kwargs: _lean_key_values(self, out, kwargs)
+    except _NotLean: return _TORCH_CACHE_KEY(self, state, func, args, kwargs)
+    return _DispatchCacheKey(tuple(out))
+
+@contextmanager
+def _lean_cache_keys():
+    "Inside the block, the fake-tensor cache makes its keys with `_lean_cache_key` (where torch's is the one it copies)"
+    if not _LEAN_KEYS: yield; return
+    keep = FakeTensorMode._cache_key
+    FakeTensorMode._cache_key = _lean_cache_key
+    try: yield
+    finally: FakeTensorMode._cache_key = keep
+
 # %% ../nbs/09_fake_step.ipynb #6c43d756
 FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch (64 MiB: a design bound, not measured)
 
@@ -450,7 +512,8 @@ class _KnownValues(TorchDispatchMode):
     def know(self, fake, real): self.values[fake] = real; self.of_batch[fake] = True; return fake
     def __enter__(self):  # its patches first, undone after it in reverse order, whatever raises
         self.patches = contextlib.ExitStack()
-        self.patches.enter_context(_cache_hits_keep_storage()); self.patches.enter_context(_PackedSequences(self))
+        self.patches.enter_context(_cache_hits_keep_storage()); self.patches.enter_context(_lean_cache_keys())
+        self.patches.enter_context(_PackedSequences(self))
         return super().__enter__()
     def __exit__(self, *exc):
         try: super().__exit__(*exc)
