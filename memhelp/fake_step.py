@@ -388,8 +388,24 @@ def _fit_rows(t, bs):
 _CACHE_HIT = getattr(FakeTensorMode, '_get_output_tensor_from_cache_entry', None)
 _OP = torch._ops.OpOverload
 
+def _plain_hit(mode, entry, func)->FakeTensor|None:
+    "A new tensor's cache hit (not in place, not a view, strided, plain sizes), made as torch 2.14.1 makes it; or None"
+    md = getattr(entry, 'metadata', None)
+    if md is None or getattr(entry, 'inplace_idx', 0) is not None or getattr(entry, 'view_idx', 0) is not None \
+            or not isinstance(func, _OP) or func.is_view or md.layout is not torch.strided or md.is_conj or md.is_neg \
+            or type(md.storage_bytes) is not int or type(md.storage_offset) is not int: return None
+    with in_kernel_invocation_manager(mode):
+        t = torch.empty_strided(md.shape, md.stride, dtype=md.dtype, device='meta', requires_grad=md.requires_grad)
+        if md.storage_bytes > t.untyped_storage().nbytes():  # the kernel's bytes, as `_hit_with_storage` gives
+            st = torch.empty(md.storage_bytes, dtype=torch.uint8, device='meta').untyped_storage()
+            t = torch.empty(0, dtype=md.dtype, device='meta').set_(st, md.storage_offset, md.shape, md.stride)
+            if md.requires_grad: t.requires_grad_(True)
+    return FakeTensor(mode, t, md.device)
+
 def _hit_with_storage(self, *args, **kwargs):
     "A fake-tensor cache hit's output, in a storage of the bytes the first call's kernel made (not a view's)"
+    if len(args) == 5 and not kwargs and self.shape_env is None and (out := _plain_hit(self, *args[1:4:2])) is not None:
+        return out
     out = _CACHE_HIT(self, *args, **kwargs)
     if not isinstance(out, FakeTensor): return out
     # (state, entry, key, func, args) in torch 2.14.1; found by type where another release orders them otherwise
@@ -430,13 +446,18 @@ _ARG_SEQS = {list, tuple, dict, torch.Size}
 
 class _NotLean(Exception): "An argument that `_lean_cache_key` leaves to torch's own key"
 
+@functools.lru_cache(maxsize=4096)  # a step's shapes and strides repeat: each one flattened once
+def _sizes_key(kind:type, sizes:tuple)->tuple:
+    "`sizes` (a shape or strides, `kind`) as `_prep_args_for_hash` flattens them: (kind, length, then int, size each)"
+    return (kind, f"length_{len(sizes)}", *(x for n in sizes for x in (int, n)))
+
 def _lean_tensor_key(mode, out:list, t):
     "Add fake tensor `t`'s metadata to `out` as `TensorMetadata._flatten_into` does (strided, plain sizes, of `mode`)"
     if t.fake_mode is not mode or t.constant is not None or t.layout is not torch.strided \
             or t._has_symbolic_sizes_strides: raise _NotLean
-    shape, stride, mf = t.shape, t.stride(), suggest_memory_format(t)
-    out += (t.dtype, torch.Size, f"length_{len(shape)}", *(x for d in shape for x in (int, d)),
-            tuple, f"length_{len(stride)}", *(x for d in stride for x in (int, d)), t.device, torch.strided,
+    shape, stride = t.shape, t.stride()
+    mf = suggest_memory_format(t) if len(shape) in (4, 5) else torch.contiguous_format  # its answer below 4 or over 5
+    out += (t.dtype, *_sizes_key(torch.Size, shape), *_sizes_key(tuple, stride), t.device, torch.strided,
             mf if t.is_contiguous(memory_format=mf) else None, t.storage_offset(), t.untyped_storage().nbytes(),
             t.requires_grad, t.is_quantized, t.is_conj(), t.is_neg(), t.is_inference(), False, None, None, None)
 
