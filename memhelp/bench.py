@@ -26,7 +26,8 @@ from fastai.optimizer import Adam
 from fastai.text.models.core import get_language_model, get_text_classifier
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, fmt_bytes, OutOfMemoryError, release_memory, memory_label, check_int,
-                          check_host_memory, check_device, check_bool, check_choice, check_number)
+                          check_host_memory, check_device, check_bool, check_choice, check_number,
+                          still_running)
 from .callback import MemRecorder
 from .peak import attribute_memory
 from . import planner
@@ -298,16 +299,9 @@ def _run_case(code:str, timeout:float, what:str,
               every:float=10, # seconds between its lines saying it still runs (nothing silent for more than ~10 s)
              )->subprocess.CompletedProcess:
     "`code` run in a fresh Python process (one torch thread), saying that `what` still runs; stopped after `timeout`"
-    p, t0 = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, 'OMP_NUM_THREADS': '1'}), time.monotonic()
-    try:
-        while True:  # `communicate` may be retried after its timeout without losing output (subprocess's documentation)
-            try: out, err = p.communicate(timeout=max(min(every, timeout - (time.monotonic() - t0)), 0)); break
-            except subprocess.TimeoutExpired:
-                if time.monotonic() - t0 >= timeout: raise
-                print(f"seq_scaling: {what} is still running ({time.monotonic() - t0:.0f} s)", flush=True)
-    except BaseException: p.kill(); p.communicate(); raise  # stopped, or interrupted: no process left behind
-    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    with still_running(f"seq_scaling: {what}", every):  # `subprocess.run` kills the process if stopped or interrupted
+        return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, 'OMP_NUM_THREADS': '1'})
 
 def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus), and the device ('cpu' if not)
                 lengths=(72, 1024), # sequence lengths

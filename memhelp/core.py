@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
-import re, gc, os, sys, math, time, traceback, weakref, numbers, itertools
+import re, gc, os, sys, math, time, threading, traceback, weakref, numbers, itertools
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 import numpy as np
@@ -22,11 +22,11 @@ from .allocator import CachingAllocatorModel, AllocConf, parse_alloc_conf, gpu_t
 
 # %% auto #0
 __all__ = ['OutOfMemoryError', 'SCRATCH_SEEN', 'default_device', 'check_device', 'memory_label', 'check_int', 'check_budget',
-           'check_bool', 'check_choice', 'check_number', 'check_batches', 'import_torchvision', 'parse_bytes',
-           'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'asks_fake_device', 'MemTrace',
-           'scratch_note', 'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available', 'track_memory',
-           'note_kernel_scratch', 'note_untracked', 'note_transient', 'optimizer_state', 'state_tensors',
-           'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
+           'check_bool', 'check_choice', 'check_number', 'check_batches', 'still_running', 'import_torchvision',
+           'parse_bytes', 'fmt_bytes', 'host_memory_available', 'check_host_memory', 'round_up', 'asks_fake_device',
+           'MemTrace', 'scratch_note', 'live_tracked_bytes', 'check_allocator', 'kernel_scratch_available',
+           'track_memory', 'note_kernel_scratch', 'note_untracked', 'note_transient', 'optimizer_state',
+           'state_tensors', 'model_memory', 'release_memory', 'recover_memory', 'oom_guard']
 
 # %% ../nbs/00_core.ipynb #b81f5586
 def default_device()->torch.device:
@@ -125,6 +125,22 @@ def check_batches(name:str, # the call or argument, for the message, e.g. 'mem_p
     if len(dl) == 0:
         raise ValueError(f"{name}: the DataLoader yields no batch (is bs larger than the dataset, with drop_last?)")
     return dl
+
+# %% ../nbs/00_core.ipynb #sr62c1
+@contextmanager
+def still_running(what:str, # what runs, as the lines name it ("measure_memory: the real step")
+                  every:float=10.0, # seconds between the lines
+                 ):
+    "A block that says every `every` seconds, from a thread, that `what` is still running; nothing once it ends"
+    if not isinstance(what, str) or not what.strip():
+        raise ValueError(f"what: must be a non-empty string, got {what!r}")
+    check_number('every', every, lo=0.01, why=' (seconds)')
+    done, t0 = threading.Event(), time.monotonic()
+    def beat():
+        while not done.wait(every): print(f"{what} is still running ({time.monotonic() - t0:.0f} s)", flush=True)
+    th = threading.Thread(target=beat, daemon=True); th.start()
+    try: yield
+    finally: done.set(); th.join()
 
 # %% ../nbs/00_core.ipynb #7a1fe9e9
 def import_torchvision():

@@ -28,7 +28,7 @@ from fastai.text.models.core import SentenceEncoder
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number, check_bool, kernel_scratch_available,
-                          asks_fake_device, round_up, note_kernel_scratch)
+                          asks_fake_device, round_up, note_kernel_scratch, still_running)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
 from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
@@ -2033,24 +2033,12 @@ def _check_measurable(spec:StepSpec):
         check_host_memory(n_gpus * (spec.bs * row + 4 * sum(p.numel() * p.element_size() for p in model.parameters())),
                           'bs' if n_gpus == 1 else 'n_gpus', ' (the batch, and the weights, gradients and Adam state)')
 
-@contextmanager
-def _still_running(what:str, every:float=_BEAT_S):
-    "Say every `every` seconds that `what` still runs, from a thread: one real kernel can outlast a beat"
-    # a fake step beats by its operator count (`_KnownValues.beat`); a real one may spend a beat in one call: measured,
-    # a fastai U-Net (resnet18, bs 4, 64 px) took 64 s in bf16 on this CPU, without a word before
-    done, t0 = threading.Event(), time.monotonic()
-    def beat():
-        while not done.wait(every): print(f"{what} is still running ({time.monotonic() - t0:.0f} s)", flush=True)
-    th = threading.Thread(target=beat, daemon=True); th.start()
-    try: yield
-    finally: done.set(); th.join()
-
 def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
     "`measure_memory` on one device: a warm step of a real copy of the model; kernels' scratch too where `scratch`"
     scratch = scratch and not spec.attribute and kernel_scratch_available(spec.device)  # CPU, no profiler running
     real = _real_copy(spec.model).to(spec.device)
     if spec.checkpoint: checkpointed(real, spec.checkpoint)
-    with portable_kernels(spec.device.type), _still_running('measure_memory: the real step'):
+    with portable_kernels(spec.device.type), still_running('measure_memory: the real step', _BEAT_S):
         o = _warm_up(real, spec.opt, spec.splitter)
         try:
             with _failures_named(real, spec): held, peak, tr = _step_peak(real, o, spec, scratch=scratch)
@@ -2178,7 +2166,7 @@ def _rank_parts(spec:StepSpec)->dict:
 def _measure_sharded(spec:StepSpec, timeout:float=300)->MemPlan:
     "The plan of the rank that peaked highest (a device must hold it), measured on `n_gpus` CPU processes"
     # a real copy travels: autograd-made tensors a model holds (fastai's weight dropout) do not pickle
-    with _still_running(f'measure_memory: the real step on {spec.n_gpus} ranks'):
+    with still_running(f'measure_memory: the real step on {spec.n_gpus} ranks', _BEAT_S):
         ranks = run_ranks(_rank_parts, spec.n_gpus, (replace(spec, model=_real_copy(spec.model)),), timeout=timeout)
     worst = max(ranks, key=lambda r: r['peak'])  # ranks can differ (uneven shards): rank 0 is not always the largest
     return _sharded_memplan(spec, worst, measured=True, ranks=[r['peak'] for r in ranks])
