@@ -483,10 +483,21 @@ def _lean_cache_key(self, state, func, args, kwargs):
     except _NotLean: return _TORCH_CACHE_KEY(self, state, func, args, kwargs)
     return _DispatchCacheKey(tuple(out))
 
+@functools.cache
+def _lean_keys_agree()->bool:
+    "Does `_lean_cache_key` make torch's own keys here: checked once, on a few calls (another release may differ)"
+    if not _LEAN_KEYS or (State := getattr(fake_tensor_module, '_CacheKeyState', None)) is None: return False
+    mode, aten = FakeTensorMode(), torch.ops.aten
+    with mode: a, b = torch.empty(2, 3), torch.empty(1, 4, 2, 2).to(memory_format=torch.channels_last)
+    calls = [(aten.add.Tensor, (a, a), {'alpha': 2}), (aten.cat.default, ([a, a], 0), {}),
+             (aten._to_copy.default, (b,), {'dtype': torch.bfloat16}), (aten.view.default, (a, [3, 2]), {})]
+    try: return all(_lean_cache_key(mode, State(None), *c) == _TORCH_CACHE_KEY(mode, State(None), *c) for c in calls)
+    except Exception: return False  # torch's key raised, or took other arguments: its own, then
+
 @contextmanager
 def _lean_cache_keys():
-    "Inside the block, the fake-tensor cache makes its keys with `_lean_cache_key` (where torch's is the one it copies)"
-    if not _LEAN_KEYS: yield; return
+    "Inside the block, the fake-tensor cache makes its keys with `_lean_cache_key` (where they are torch's own)"
+    if not _lean_keys_agree(): yield; return
     keep = FakeTensorMode._cache_key
     FakeTensorMode._cache_key = _lean_cache_key
     try: yield
