@@ -388,6 +388,12 @@ def _fit_rows(t, bs):
 _CACHE_HIT = getattr(FakeTensorMode, '_get_output_tensor_from_cache_entry', None)
 _OP = torch._ops.OpOverload
 
+def _in_storage(nbytes:int, offset:int, dtype, shape, stride, requires_grad:bool):
+    "A meta tensor of `shape` and `stride` at `offset` in a storage of `nbytes` (a kernel's, larger than it reaches)"
+    st = torch.empty(nbytes, dtype=torch.uint8, device='meta').untyped_storage()
+    t = torch.empty(0, dtype=dtype, device='meta').set_(st, offset, shape, stride)
+    return t.requires_grad_(True) if requires_grad else t
+
 def _plain_hit(mode, entry, func)->FakeTensor|None:
     "A new tensor's cache hit (not in place, not a view, strided, plain sizes), made as torch 2.14.1 makes it; or None"
     md = getattr(entry, 'metadata', None)
@@ -397,9 +403,7 @@ def _plain_hit(mode, entry, func)->FakeTensor|None:
     with in_kernel_invocation_manager(mode):
         t = torch.empty_strided(md.shape, md.stride, dtype=md.dtype, device='meta', requires_grad=md.requires_grad)
         if md.storage_bytes > t.untyped_storage().nbytes():  # the kernel's bytes, as `_hit_with_storage` gives
-            st = torch.empty(md.storage_bytes, dtype=torch.uint8, device='meta').untyped_storage()
-            t = torch.empty(0, dtype=md.dtype, device='meta').set_(st, md.storage_offset, md.shape, md.stride)
-            if md.requires_grad: t.requires_grad_(True)
+            t = _in_storage(md.storage_bytes, md.storage_offset, md.dtype, md.shape, md.stride, md.requires_grad)
     return FakeTensor(mode, t, md.device)
 
 def _hit_with_storage(self, *args, **kwargs):
@@ -415,9 +419,7 @@ def _hit_with_storage(self, *args, **kwargs):
     if type(n) is not int or type(at) is not int or not isinstance(func, _OP) or func.is_view \
             or n <= out.untyped_storage().nbytes() or out.is_conj() or out.is_neg(): return out
     with in_kernel_invocation_manager(self):
-        st = torch.empty(n, dtype=torch.uint8, device='meta').untyped_storage()
-        t = torch.empty(0, dtype=out.dtype, device='meta').set_(st, at, out.shape, out.stride())
-        if out.requires_grad: t.requires_grad_(True)
+        t = _in_storage(n, at, out.dtype, out.shape, out.stride(), out.requires_grad)
     return FakeTensor(self, t, out.device)
 
 @contextmanager
