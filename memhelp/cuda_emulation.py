@@ -790,17 +790,36 @@ _KEEPS_NUMBER = {torch.ops.aten.mul.Tensor, torch.ops.aten.div.Tensor, torch.ops
 # operator: ((keyword, default), ...): keyword-only arguments its rule reads, put after its positional ones
 _KEYWORD_ARGS = {}
 
+_MENDED = {_GROUPED_MM, _LN_BACKWARD, _GN_BACKWARD, torch.ops.aten.binary_cross_entropy.default,
+           torch.ops.aten.col2im.default, torch.ops.aten.im2col.default}
+
+def _cpu_kernel_plan(func)->tuple:
+    "(its fake's output mended or its rule given keywords, it keeps a number, its rule, positions of numbers or None)"
+    # read once per operator and step: each test below hashes the operator in Python, and every call passes here
+    mended = func in _MENDED or func in _CONTIGUOUS_OUT or func in _GRADIENT_LAYOUT or func in _INPUT_LAYOUT_CPU or \
+        func in _KERNEL_STORAGES or func in _FULL_BUFFER_LOSSES or func in _NORMS or func in _KEYWORD_ARGS
+    rule = _SCRATCH.get(func) or _foreach_rule(func) or (None if _scratch_free(func) else _unsized)
+    name, at_tensor = _schema_of(func)  # no casts, no promotion: `_number_scratch` is the numbers wrapped at these
+    plain = not (name in _PROMOTING or _cast_operands(func) or func is _POW_OF_NUMBER)
+    return mended, func in _KEEPS_NUMBER, rule, at_tensor if plain else None
+
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
     # one dispatch layer for all of them: each layer is a Python call on every operator
-    def __init__(self): super().__init__(); self.unsized, self.kept = set(), []  # `kept`: (output, bytes) told
+    def __init__(self):
+        super().__init__(); self.unsized, self.kept = set(), []  # `kept`: (output, bytes) told
+        self.plans = {}  # operator -> `_cpu_kernel_plan`, for this step (a notebook may add rules between steps)
 
-    def _kept_number(self, func, args, out)->int:
-        "Tell a number autograd keeps for a backward, and return its bytes; let it go when that backward has run"
-        for t, n in self.kept:  # the outputs of earlier calls: autograd has given them their node by now
+    def _let_go(self):
+        "The numbers kept by earlier calls: let each go when its backward has run (autograd has given it a node by now)"
+        for t, n in self.kept:
             if t.grad_fn is not None: t.grad_fn.register_hook(lambda *_, n=n: note_untracked(-n))
             else: note_untracked(-n)  # no graph: nothing kept
         self.kept = []
+
+    def _kept_number(self, func, args, out)->int:
+        "Tell a number autograd keeps for a backward, and return its bytes; let it go when that backward has run"
+        if self.kept: self._let_go()
         if func in _KEEPS_NUMBER and type(args[1]) in _WRAPPED and torch.is_grad_enabled() and args[0].requires_grad:
             n = _WRAPPED[type(args[1])].itemsize; note_untracked(n); self.kept.append((out, n))
             return n
@@ -808,20 +827,34 @@ class _CpuKernels(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
+        if (plan := self.plans.get(func)) is None: plan = self.plans[func] = _cpu_kernel_plan(func)
+        mended, keeps, rule, at = plan
+        if mended: return self._mended(func, args, kwargs, rule)
+        out, kept = func(*args, **(kwargs or {})), 0
+        if keeps: kept = self._kept_number(func, args, out)  # told already: not again for the call
+        elif self.kept: self._let_go()
+        numbers = _number_scratch(func, args, kwargs, out) if at is None else \
+            sum(_WRAPPED[type(args[i])].itemsize for i in at if i < len(args) and type(args[i]) in _WRAPPED)
+        return self._scratch(func, args, out, rule, numbers - kept)
+
+    def _mended(self, func, args, kwargs, rule):
+        "An operator whose fake's output differs from its CPU kernel's (layout, storage, dtype); a rule's keywords"
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
         out = _real_layout(func, args, func(*args, **(kwargs or {})), 'cpu')
         out = _float_stats(func, args, _loss_storage(func, args, out), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
-        rule = _SCRATCH.get(func) or _foreach_rule(func) or (None if _scratch_free(func) else _unsized)
         numbers = _number_scratch(func, args, kwargs, out) - kept
         if (kw := _KEYWORD_ARGS.get(func)) is not None:  # keyword-only arguments its rule reads: after the others
             args = (*args, *((kwargs or {}).get(k, d) for k, d in kw))
+        return self._scratch(func, args, out, rule, numbers)
+
+    def _scratch(self, func, args, out, rule, numbers:int):
+        "Tell what the kernel of `func` holds inside itself (by `rule`, and `numbers` bytes of numbers and casts)"
         if rule is None and not numbers: return out
         n = rule(args, out) if rule is not None else _new_bytes(out, args)  # outputs included, after the statistics
         told = note_kernel_scratch(None if n is None else n + numbers)  # numbers and casts live as long as the call
         if n is None and told: self.unsized.add(_op_name(func))  # outside a tracked block it changes no figure
         return out
-
 
 # %% ../nbs/08_cuda_emulation.ipynb #pw50e1
 _NOT_CAST = {'mask', 'condition'}  # arguments an elementwise kernel reads as they are, whatever their dtype
