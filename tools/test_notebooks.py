@@ -30,15 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CELL_LINES, TB_LINES = 6, 8  # how much of the failing cell and of its traceback a failure block shows
 _ansi = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 TIMES = ROOT/'bench_out'/'notebook_times.json'  # {flags: {notebook name: seconds}} of the last runs here
-# the order on a clone with no TIMES (the others: 0): seconds of a whole run on 2 quiet cores, 2 workers, measured
-# by hand on 2026-12-02 (the next longest took 17 s); only their order matters here
+# the order on a clone with no TIMES (the others: 0): seconds of each in a clean-clone CI run (2 cores, 2 workers) on
+# 2026-12-06 (the next longest took 22 s); only their order matters here
 # what every notebook's process finds imported (the forkserver imports them once, with nothing run: no threads to
 # fork). Not transformers: 07_step tests what happens without it. A module that fails to import is skipped silently
 PRELOAD = ['torch', 'torchvision', 'numpy', 'pandas', 'matplotlib.pyplot', 'PIL.Image', 'fastai.vision.all',
            'fastai.text.all', 'fastai.tabular.all', 'fastai.callback.all', 'nbdev.test', 'execnb.shell',
            'memhelp.planner', 'memhelp.explorer']
-LONGEST = {'20_planner.ipynb': 102, '21_distributed.ipynb': 97, '09_fake_step.ipynb': 58, '12_batching.ipynb': 39,
-           '90_benchmarks.ipynb': 32, 'index.ipynb': 24}
+LONGEST = {'09_fake_step.ipynb': 182, '20_planner.ipynb': 158, '21_distributed.ipynb': 117, '90_benchmarks.ipynb': 46,
+           '12_batching.ipynb': 41, 'index.ipynb': 32}
 
 def known_times(flags: str) -> dict:
     "Seconds per notebook name: the last runs' with these `flags` (from `TIMES`), else `LONGEST`'s"
