@@ -774,7 +774,11 @@ def _number_scratch(func, args, kwargs, out)->int:
         if name == 'where' and isinstance(args[0], torch.Tensor) and args[0].dtype != torch.bool:
             n += args[0].numel()  # a uint8 condition (deprecated) is made bool first
     else: n = _cast_scratch(func, args, out)  # every other elementwise operator (below)
-    return n + sum(_WRAPPED[type(args[i])].itemsize for i in wrapped)
+    return n + _wrapped_bytes(args, wrapped)
+
+def _wrapped_bytes(args, at)->int:
+    "Bytes of the 0-dim tensors the numbers among `args` at positions `at` are wrapped in"
+    return sum(_WRAPPED[type(args[i])].itemsize for i in at if i < len(args) and type(args[i]) in _WRAPPED)
 
 def _new_bytes(out, args)->int:
     "Bytes of the storages in `out` that are not those of `args` (an in-place operator's output is its input)"
@@ -795,7 +799,7 @@ _MENDED = {_GROUPED_MM, _LN_BACKWARD, _GN_BACKWARD, torch.ops.aten.binary_cross_
 
 def _cpu_kernel_plan(func)->tuple:
     "(its fake's output mended or its rule given keywords, it keeps a number, its rule, positions of numbers or None)"
-    # read once per operator and step: each test below hashes the operator in Python, and every call passes here
+    # read once per operator and step (`_CpuKernels.plans`): each test below hashes the operator in Python
     mended = func in _MENDED or func in _CONTIGUOUS_OUT or func in _GRADIENT_LAYOUT or func in _INPUT_LAYOUT_CPU or \
         func in _KERNEL_STORAGES or func in _FULL_BUFFER_LOSSES or func in _NORMS or func in _KEYWORD_ARGS
     rule = _SCRATCH.get(func) or _foreach_rule(func) or (None if _scratch_free(func) else _unsized)
@@ -833,8 +837,7 @@ class _CpuKernels(TorchDispatchMode):
         out, kept = func(*args, **(kwargs or {})), 0
         if keeps: kept = self._kept_number(func, args, out)  # told already: not again for the call
         elif self.kept: self._let_go()
-        numbers = _number_scratch(func, args, kwargs, out) if at is None else \
-            sum(_WRAPPED[type(args[i])].itemsize for i in at if i < len(args) and type(args[i]) in _WRAPPED)
+        numbers = _number_scratch(func, args, kwargs, out) if at is None else _wrapped_bytes(args, at)
         return self._scratch(func, args, out, rule, numbers - kept)
 
     def _mended(self, func, args, kwargs, rule):
