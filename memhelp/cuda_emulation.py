@@ -807,6 +807,10 @@ def _cpu_kernel_plan(func)->tuple:
     plain = not (name in _PROMOTING or _cast_operands(func) or func is _POW_OF_NUMBER)
     return mended, func in _KEEPS_NUMBER, rule, at_tensor if plain else None
 
+def _call_below(func, args, kwargs):
+    "Run operator `func` on `args` and `kwargs` (None: none) through the dispatch modes below the caller's"
+    return func(*args, **(kwargs or {}))
+
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
     # one dispatch layer for all of them: each layer is a Python call on every operator
@@ -831,19 +835,23 @@ class _CpuKernels(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
+        return self.run(func, args, kwargs, _call_below)
+
+    def run(self, func, args, kwargs, below):
+        "`func` on `args` as the CPU runs it, by `below(func, args, kwargs)`: the modes below, or a mode's own dispatch"
         if (plan := self.plans.get(func)) is None: plan = self.plans[func] = _cpu_kernel_plan(func)
         mended, keeps, rule, at = plan
-        if mended: return self._mended(func, args, kwargs, rule)
-        out, kept = func(*args, **(kwargs or {})), 0
+        if mended: return self._mended(func, args, kwargs, rule, below)
+        out, kept = below(func, args, kwargs), 0
         if keeps: kept = self._kept_number(func, args, out)  # told already: not again for the call
         elif self.kept: self._let_go()
         numbers = _number_scratch(func, args, kwargs, out) if at is None else _wrapped_bytes(args, at)
         return self._scratch(func, args, out, rule, numbers - kept)
 
-    def _mended(self, func, args, kwargs, rule):
+    def _mended(self, func, args, kwargs, rule, below):
         "An operator whose fake's output differs from its CPU kernel's (layout, storage, dtype); a rule's keywords"
         if func is _GROUPED_MM and args[0].dtype == torch.float32: return _grouped_mm_cpu(*args, **(kwargs or {}))
-        out = _real_layout(func, args, func(*args, **(kwargs or {})), 'cpu')
+        out = _real_layout(func, args, below(func, args, kwargs), 'cpu')
         out = _float_stats(func, args, _loss_storage(func, args, out), 'cpu')
         kept = self._kept_number(func, args, out)  # told already: not again for the call
         numbers = _number_scratch(func, args, kwargs, out) - kept
@@ -1352,11 +1360,18 @@ def _rng_states_noted():
 # %% ../nbs/08_cuda_emulation.ipynb #49c74eaf
 @contextmanager
 def target_kernels(device:str, # the device the step is for: 'cpu' or 'cuda'
+                   within=None, # a dispatch mode entered just before, which runs the CPU's rules in its own dispatch
+                                # (`kernels.run(func, args, kwargs, below)` while its `kernels` is set): a layer fewer
                   ):
     "Where the fake CPU step's kernels differ from those of `device` ('cpu' or 'cuda'), the kernels `device` runs"
     # the mode is given: its `unsized`, the operators whose scratch (CPU) or own buffers (CUDA) it could not size
     if device == 'cpu':
-        with _CpuKernels() as kernels, _rng_states_noted(): yield kernels
+        kernels = _CpuKernels()  # every mode is a Python call on every operator (6% of a recurrent plan: measured)
+        if within is not None: within.kernels = kernels
+        try:
+            with (nullcontext() if within is not None else kernels), _rng_states_noted(): yield kernels
+        finally:
+            if within is not None: within.kernels = None
         return
     lib = torch.library.Library('aten', 'IMPL')
     lib.impl('scaled_dot_product_attention', _cuda_sdpa, 'AutogradCPU')

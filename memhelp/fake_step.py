@@ -553,6 +553,7 @@ class _KnownValues(TorchDispatchMode):
         self.target = 'cpu'  # the device the step is for (`_unknowns_noted` sets it)
         # buffers whose values are not followed: (name, on the meta device); `read`: the first one a kernel read
         self.unread, self.read = WeakIdKeyDictionary(), None
+        self.kernels = None  # the CPU's rules, run in this mode's dispatch (08's `target_kernels(..., within=self)`)
     def beat(self):
         "Say that the step still runs, once every `_BEAT_S` seconds"
         now = time.monotonic()
@@ -584,6 +585,10 @@ class _KnownValues(TorchDispatchMode):
         if asks_fake_device(func, args): return args[0].device  # a real tensor's device is the fake's: 'cpu'
         self.n_ops += 1
         if not self.n_ops % 1024: self.beat()
+        if self.kernels is not None: return self.kernels.run(func, args, kwargs, self.follow)  # `target_kernels`'
+        return self.follow(func, args, kwargs)
+    def follow(self, func, args, kwargs):
+        "`func` on `args`: the values followed where its inputs' are, on fakes alone where not"
         if func.is_view and (out := _plain_view(func, args, kwargs, self.values)) is not None:
             return out  # a view of a tensor whose values are not followed: no key, no lookup
         kwargs = kwargs or {}; _one_dtype(func, args)
@@ -592,7 +597,7 @@ class _KnownValues(TorchDispatchMode):
         if func in _DRAWS: return _largest_draw(self, func, args, kwargs)
         if func in _MASK_INDEXED and any(_is_mask(m) for m in args[1]):  # sizes from the masks' True elements
             args, temp = _masks_as_indices(self, args)
-            out = self.__torch_dispatch__(func, types, args, kwargs)
+            out = self.follow(func, args, kwargs)
             # in a real step the kernel holds the masks' `nonzero` (int64, an index of each True) beside its output
             note_kernel_scratch(temp + (0 if func._schema.is_mutable else _nbytes(out)))
             return out
@@ -1285,7 +1290,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     try:
         mode, shadow, o = _warm_shadow(spec)
         dev = spec.device.type
-        with (mode, known, target_kernels(dev) as kernels, portable_kernels(dev), _quiet_fake_log(),
+        with (mode, known, target_kernels(dev, known) as kernels, portable_kernels(dev), _quiet_fake_log(),
               _hf_masks(known), sentence_encoder_tail()):
             with _failures_named(shadow, spec), _unknowns_noted(shadow, known, spec.device.type):
                 held, peak, tr = _step_peak(shadow, o, spec, known, rec); _unsized_noted(kernels, known.unknowns)
@@ -1738,7 +1743,7 @@ def _short_steps(spec:StepSpec, lengths, runs:dict, unknowns:dict,
     preds, dev = [], spec.device.type  # preds: the predictions' shapes so far, a forward each until two agree
     for n in lengths:
         known, curve = _KnownValues(), _KeyedCurve() if dev == 'cuda' else _LiveCurve()
-        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev) as kernels, portable_kernels(dev):
+        with at(spec, shadow, n) as sp, mode, known, target_kernels(dev, known) as kernels, portable_kernels(dev):
             with _quiet_fake_log(), _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, sp):
                 with _unknowns_noted(shadow, known, dev):
                     same = same_pred and len(preds) >= 2 and preds[0] == preds[1]
@@ -1817,7 +1822,8 @@ def _loopless_forward(spec:StepSpec, n:int)->tuple:
     (mode, shadow, _), known, lengths, ops = _warm_shadow(spec), _KnownValues(), [], _OutShapes()
     sp, hooks = _with_length(spec, n), _rnn_lengths(shadow, lengths)  # the batch cut outside the fake mode
     try:
-        with _loops_left_out(shadow), mode, known, target_kernels(spec.device.type), portable_kernels(spec.device.type):
+        dev = spec.device.type
+        with _loops_left_out(shadow), mode, known, target_kernels(dev, known), portable_kernels(dev):
             with _quiet_fake_log(), _hf_masks(known), sentence_encoder_tail(), ops: _kept_specs(shadow, sp, known)
     finally:
         for h in hooks: h.remove()
@@ -2181,7 +2187,7 @@ def _predict_sharded(spec:StepSpec)->MemPlan:
             mode, shadow = _shadow(spec.model)  # a fresh copy: sharding changes it
             if spec.checkpoint: checkpointed(shadow, spec.checkpoint)
             dev = spec.device.type
-            with (mode, known, target_kernels(dev) as kernels, portable_kernels(dev), _quiet_fake_log(),
+            with (mode, known, target_kernels(dev, known) as kernels, portable_kernels(dev), _quiet_fake_log(),
                   _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, spec),
                   _unknowns_noted(shadow, known, spec.device.type)):
                 parts = _sharded_parts(shadow, spec, known); _unsized_noted(kernels, known.unknowns)
@@ -2270,7 +2276,7 @@ def _depth_runs(spec:StepSpec, depths)->dict:
         for d in depths:
             with _first_blocks(stack, d): mode, shadow = _shadow(full)
             known, curves = _KnownValues(), {}
-            with (mode, known, target_kernels('cpu') as kernels, portable_kernels(), _quiet_fake_log(),
+            with (mode, known, target_kernels('cpu', known) as kernels, portable_kernels(), _quiet_fake_log(),
                   _hf_masks(known), sentence_encoder_tail(), _failures_named(shadow, spec),
                   _unknowns_noted(shadow, known)):
                 runs[d] = _sharded_parts(shadow, spec, known, curves), curves; _unsized_noted(kernels, known.unknowns)
