@@ -404,7 +404,7 @@ def _plain_hit(mode, entry, func)->FakeTensor|None:
         t = torch.empty_strided(md.shape, md.stride, dtype=md.dtype, device='meta', requires_grad=md.requires_grad)
         if md.storage_bytes > t.untyped_storage().nbytes():  # the kernel's bytes, as `_hit_with_storage` gives
             t = _in_storage(md.storage_bytes, md.storage_offset, md.dtype, md.shape, md.stride, md.requires_grad)
-    return FakeTensor(mode, t, md.device)
+    return _lean_fake(mode, t, md.device)
 
 def _hit_with_storage(self, *args, **kwargs):
     "A fake-tensor cache hit's output, in a storage of the bytes the first call's kernel made (not a view's)"
@@ -420,7 +420,7 @@ def _hit_with_storage(self, *args, **kwargs):
             or n <= out.untyped_storage().nbytes() or out.is_conj() or out.is_neg(): return out
     with in_kernel_invocation_manager(self):
         t = _in_storage(n, at, out.dtype, out.shape, out.stride(), out.requires_grad)
-    return FakeTensor(self, t, out.device)
+    return _lean_fake(self, t, out.device)
 
 @contextmanager
 def _cache_hits_keep_storage():
@@ -430,6 +430,34 @@ def _cache_hits_keep_storage():
     FakeTensorMode._get_output_tensor_from_cache_entry = _hit_with_storage
     try: yield
     finally: FakeTensorMode._get_output_tensor_from_cache_entry = keep
+
+# %% ../nbs/09_fake_step.ipynb #lf64c1
+_LEAN_FAKE_ATTRS = weakref.WeakKeyDictionary()  # fake mode -> the attributes its fakes are given (None: torch's own)
+
+def _fake_attrs(mode, elem, device)->dict|None:
+    "The attributes `FakeTensor(mode, elem, device)` is given, if `_lean_fake` makes its fakes exactly so; else None"
+    want = FakeTensor(mode, elem, device)
+    if fake_tensor_module.FakeTensorConfig.debug: return None  # a traceback per tensor: torch's own
+    got = _lean_subclass(mode, elem, device); got.__dict__.update(vars(want))
+    same = type(got) is type(want) and vars(got) == vars(want) and got.device == want.device and \
+        torch._C._dispatch_keys(got) == torch._C._dispatch_keys(want) and got.requires_grad == want.requires_grad
+    return dict(vars(want)) if same else None
+
+def _lean_subclass(mode, elem, device):
+    "`elem` as a FakeTensor of `device` without its attributes, as torch's constructor makes it first"
+    t = torch.Tensor._make_subclass(FakeTensor, elem, elem.requires_grad, dispatch_device=True,
+                                    device_for_backend_keys=device)
+    if mode._allow_unsafe_data_ptr_access: torch._C._set_warn_deprecated_on_mutable_data_ptr(t)
+    else: torch._C._set_throw_on_mutable_data_ptr(t)
+    return t
+
+def _lean_fake(mode, elem, device)->FakeTensor:
+    "`FakeTensor(mode, elem, device)` for a meta `elem` and a `device` a fake of `mode` carries (normalized)"
+    if (attrs := _LEAN_FAKE_ATTRS.get(mode, False)) is False:
+        attrs = _LEAN_FAKE_ATTRS[mode] = _fake_attrs(mode, elem, device)
+    if attrs is None: return FakeTensor(mode, elem, device)
+    t = _lean_subclass(mode, elem, device); d = t.__dict__; d.update(attrs); d['_fake_device'] = device
+    return t
 
 # %% ../nbs/09_fake_step.ipynb #lk62c1
 # torch 2.14.1's `FakeTensorMode._cache_key` (_subclasses/fake_tensor.py): [func, default dtype, default device,
@@ -519,8 +547,8 @@ def _plain_view(func, args, kwargs,
             or any(type(x) is FakeTensor for x in args[1:]) or a in followed: return None
     mode, dev = a.fake_mode, a.fake_device
     with in_kernel_invocation_manager(mode): out = func(*args)
-    if isinstance(out, torch.Tensor): return FakeTensor(mode, out, dev)
-    return type(out)(FakeTensor(mode, o, dev) for o in out)  # `unbind`, `split`: a tuple or list of views
+    if isinstance(out, torch.Tensor): return _lean_fake(mode, out, dev)
+    return type(out)(_lean_fake(mode, o, dev) for o in out)  # `unbind`, `split`: a tuple or list of views
 
 # %% ../nbs/09_fake_step.ipynb #6c43d756
 FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch (64 MiB: a design bound, not measured)
