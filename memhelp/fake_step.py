@@ -537,18 +537,22 @@ def _lean_cache_keys():
 # %% ../nbs/09_fake_step.ipynb #pv64c1
 # `lift_fresh` hands a tensor made from Python data to the modes as a view of itself: FakeTensorMode's own rule
 _VIEWS_TO_THE_MODE = {torch.ops.aten.lift_fresh.default}
+# views that autograd does not track as views (an LSTM cell's `unsafe_chunk` of its gates): FakeTensorMode cannot cache
+# their list of outputs (torch 2.14.1: "non-FakeTensor output"), so each call ran the meta kernel through its slow path
+_UNTRACKED_VIEWS = {torch.ops.aten.unsafe_split.Tensor, torch.ops.aten.unsafe_split_with_sizes.default}
 
 def _plain_view(func, args, kwargs,
                 followed=(), # tensors whose values are followed (`_KnownValues.values`): their views are the mode's
                )->object:
     "A view of one fake tensor made as FakeTensorMode makes it (its meta kernel, the input's device); None: the mode's"
-    if kwargs or not func.is_view or not args or type(a := args[0]) is not FakeTensor or func in _VIEWS_TO_THE_MODE \
-            or a.constant is not None or a.fake_mode.shape_env is not None or get_proxy_mode() is not None \
-            or any(type(x) is FakeTensor for x in args[1:]) or a in followed: return None
+    if kwargs or not (func.is_view or func in _UNTRACKED_VIEWS) or func in _VIEWS_TO_THE_MODE or not args \
+            or type(a := args[0]) is not FakeTensor or a.constant is not None or a.fake_mode.shape_env is not None \
+            or get_proxy_mode() is not None or any(type(x) is FakeTensor for x in args[1:]) or a in followed:
+        return None
     mode, dev = a.fake_mode, a.fake_device
     with in_kernel_invocation_manager(mode): out = func(*args)
     if isinstance(out, torch.Tensor): return _lean_fake(mode, out, dev)
-    return type(out)(_lean_fake(mode, o, dev) for o in out)  # `unbind`, `split`: a tuple or list of views
+    return type(out)(_lean_fake(mode, o, dev) for o in out)  # `unbind`, `unsafe_split`: a tuple or list of views
 
 # %% ../nbs/09_fake_step.ipynb #6c43d756
 FOLLOW_LIMIT = 2**26  # bytes of real values a prediction may hold for the batch (64 MiB: a design bound, not measured)
@@ -617,8 +621,8 @@ class _KnownValues(TorchDispatchMode):
         return self.follow(func, args, kwargs)
     def follow(self, func, args, kwargs):
         "`func` on `args`: the values followed where its inputs' are, on fakes alone where not"
-        if func.is_view and (out := _plain_view(func, args, kwargs, self.values)) is not None:
-            return out  # a view of a tensor whose values are not followed: no key, no lookup
+        if func.is_view or func in _UNTRACKED_VIEWS:  # of a tensor whose values are not followed: no key, no lookup
+            if (out := _plain_view(func, args, kwargs, self.values)) is not None: return out
         kwargs = kwargs or {}; _one_dtype(func, args)
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
