@@ -435,13 +435,13 @@ def _cache_hits_keep_storage():
 _LEAN_FAKE_ATTRS = weakref.WeakKeyDictionary()  # fake mode -> the attributes its fakes are given (None: torch's own)
 
 def _fake_attrs(mode, elem, device)->dict|None:
-    "The attributes `FakeTensor(mode, elem, device)` is given, if `_lean_fake` makes its fakes exactly so; else None"
-    want = FakeTensor(mode, elem, device)
+    "The attributes torch gives a fake of `mode`, if `_lean_fake` makes `elem`'s with them as torch does; else None"
     if fake_tensor_module.FakeTensorConfig.debug: return None  # a traceback per tensor: torch's own
-    got = _lean_subclass(mode, elem, device); got.__dict__.update(vars(want))
+    attrs = vars(FakeTensor(mode, torch.empty(0, dtype=torch.int8, device='meta'), device))  # another tensor's
+    want, got = FakeTensor(mode, elem, device), _lean_subclass(mode, elem, device); got.__dict__.update(attrs)
     same = type(got) is type(want) and vars(got) == vars(want) and got.device == want.device and \
         torch._C._dispatch_keys(got) == torch._C._dispatch_keys(want) and got.requires_grad == want.requires_grad
-    return dict(vars(want)) if same else None
+    return dict(attrs) if same else None
 
 def _lean_subclass(mode, elem, device):
     "`elem` as a FakeTensor of `device` without its attributes, as torch's constructor makes it first"
