@@ -813,7 +813,8 @@ def _call_below(func, args, kwargs):
 
 class _CpuKernels(TorchDispatchMode):
     "A CPU step's kernels where fakes differ: losses' buffers, norms' float32 statistics, the scratch in `_SCRATCH`"
-    # one dispatch layer for all of them: each layer is a Python call on every operator
+    # one dispatch layer for all of them, or none inside another mode's (`target_kernels`' `within`): each layer is a
+    # Python call on every operator
     def __init__(self):
         super().__init__(); self.unsized, self.kept = set(), []  # `kept`: (output, bytes) told
         self.plans = {}  # operator -> `_cpu_kernel_plan`, for this step (a notebook may add rules between steps)
