@@ -3,6 +3,7 @@
 
     python tools/test_notebooks.py                       # every notebook in nbs/, 2 at a time
     python tools/test_notebooks.py nbs/11_image_size.ipynb --flags slow
+    python tools/test_notebooks.py --flags slow --flagged_only  # the notebooks with `#| slow` cells, those cells too
 
 Each notebook runs in its own process through `nbdev.test.test_nb` (what `nbdev_test` runs: the same skipped
 cells, flags from settings.ini's `tst_flags`, the working directory `nbs/`), so one notebook's state or crash
@@ -69,6 +70,13 @@ def notebooks(paths: list[str]) -> list[Path]:
         out += [f.absolute() for f in nbglob(p, as_path=True) if not (f.parent/'.notest').exists()]
     return sorted(dict.fromkeys(out))
 
+def flagged(nb: Path, flags: str) -> bool:
+    "Whether a code cell of `nb` carries one of `flags` as nbdev reads directives (`#| slow`): test_nb runs more there"
+    from nbdev.process import NBProcessor
+    want = set(flags.split())
+    return any(want & set(getattr(c, 'directives_', None) or {})
+               for c in NBProcessor(nb, process=True).nb.cells if c.cell_type == 'code')
+
 def run_one(nb: Path, flags: str, out: Path, log: Path|None=None):
     "In a child process: test `nb` with nbdev's `test_nb`; write ok, seconds, failing cell and traceback to `out`"
     if log is not None:  # what the process prints outside the notebook's cells (kept for a crash's report)
@@ -127,9 +135,13 @@ def main(argv=None) -> int:
     ap.add_argument('--flags', default='', help="test flags to run that are skipped otherwise: 'slow', 'slow gpu'")
     ap.add_argument('--n_workers', type=int, default=2, help='notebooks tested at once (default 2)')
     ap.add_argument('--timeout', type=float, default=1800, help='seconds a notebook may take (default 1800)')
+    ap.add_argument('--flagged_only', action='store_true',
+                    help="only the notebooks with a cell that carries one of --flags: the others would run as without")
     a = ap.parse_args(argv)
     if a.n_workers < 1: ap.error(f'--n_workers must be at least 1, got {a.n_workers}')
+    if a.flagged_only and not a.flags.split(): ap.error('--flagged_only: give the flags too, e.g. --flags slow')
     nbs = notebooks(a.paths)
+    if a.flagged_only: nbs = [nb for nb in nbs if flagged(nb, a.flags)]
     if not nbs: print('No files were eligible for testing'); return 1
     # notebooks run side by side share the cores: more threads each than cores / workers only make them wait
     os.environ.setdefault('OMP_NUM_THREADS', str(max(1, (os.cpu_count() or 1) // a.n_workers)))
