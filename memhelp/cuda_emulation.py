@@ -1655,10 +1655,12 @@ def _good_ld(n:int, itemsize:int)->int:
 
 def _onednn_lstm_workspace(T:int, N:int, I:int, H:int, itemsize:int)->int:
     "Bytes of oneDNN's LSTM workspace for backward: a layer and direction, `T` steps of `N` rows, `I` in, `H` out"
-    acc, states = 4, 2 * (T + 1) * N  # float32 gates and gradients (bf16's gates: 4 bytes, a bound); input and output
+    # the gates, outputs, states and one part of the cells in the LSTM's dtype (`itemsize`), the rest in float32: to
+    # the byte in float32 and bfloat16 (bf16: 360 shapes on an AVX-512 CPU with avx512_bf16, 2026-12-07)
+    acc, states = 4, 2 * (T + 1) * N  # float32 cells and gradients; input and output states at T + 1 steps
     wide, f32 = _good_ld(max(I, H), itemsize) * itemsize, _good_ld(max(I, H), acc) * acc
-    parts = (T * N * _good_ld(4 * H, acc) * acc, T * N * _good_ld(H, itemsize) * itemsize,  # gates, outputs
-             states * wide, states * H * acc, states * f32, states * f32, states * H * acc)  # states, cells, gradients
+    parts = (T * N * _good_ld(4 * H, itemsize) * itemsize, T * N * _good_ld(H, itemsize) * itemsize,  # gates, outputs
+             states * wide, states * H * itemsize, states * f32, states * f32, states * H * acc)  # states, cells, grads
     return sum(-(-p // 4096) * 4096 for p in parts)
 
 @functools.cache
@@ -1703,29 +1705,53 @@ _KERNEL_STORAGES.update({_aten.mkldnn_rnn_layer.default: _onednn_lstm_storages,
                          _aten.mkldnn_rnn_layer_backward.default: _onednn_lstm_backward_storages})
 
 # %% ../nbs/08_cuda_emulation.ipynb #os59e1
-# ATen's CPU capability where the bound below was measured (torch 2.14.1, oneDNN v3.12: `ref_rnn` over its jit GEMM)
-_ONEDNN_LSTM_MEASURED = ('AVX2',)
+# where the bounds below were measured (torch 2.14.1, oneDNN v3.12), in which dtypes: ATen's AVX2 capability (oneDNN's
+# `ref_rnn` over its jit GEMM), and AVX-512 with avx512_bf16 and no AMX (its brgemm kernels; an AMD EPYC, 2026-12-07)
+_ONEDNN_LSTM_MEASURED = {'AVX2': (torch.float32,), 'AVX512_BF16': (torch.float32, torch.bfloat16)}
 
+@functools.cache
+def _cpu_flags()->dict:
+    "cpuinfo's flags as torch reads them (a private torch function: {} where it is gone)"
+    try: return dict(torch._C._cpu._get_cpu_capability())
+    except (AttributeError, RuntimeError, TypeError): return {}
+
+def _onednn_lstm_isa()->str|None:
+    "The measured kind of oneDNN LSTM kernels this CPU runs (a key of `_ONEDNN_LSTM_MEASURED`), or None"
+    # ATen's capability stands for oneDNN's ISA, unless either was set by hand (then oneDNN's may be another)
+    if any(os.environ.get(v) for v in ('ONEDNN_MAX_CPU_ISA', 'DNNL_MAX_CPU_ISA', 'ATEN_CPU_CAPABILITY')): return None
+    cap, f = torch.backends.cpu.get_cpu_capability(), _cpu_flags()
+    if cap == 'AVX2': return cap
+    amx = any(f.get(k) for k in ('amx_tile', 'amx_bf16', 'amx_int8', 'amx_fp16'))  # AMX: oneDNN's other kernels
+    return 'AVX512_BF16' if cap == 'AVX512' and f.get('avx512_bf16') and not amx else None
+
+# %% ../nbs/08_cuda_emulation.ipynb #os59e2
 def onednn_lstm_scratch(seq_len:int, bs:int, # steps and rows of one call (a layer, a direction)
                         n_in:int, n_hid:int, # its input and hidden widths
                         backward:bool=False, # the backward call (`mkldnn_rnn_layer_backward`)
+                        dtype:torch.dtype=torch.float32, # the call's: float32, or bfloat16 where measured
                        )->int|None:
-    "A bound on the bytes a float32 oneDNN LSTM call takes inside itself, beyond its outputs; None where not measured"
+    "A bound on the bytes a oneDNN LSTM call takes inside itself, beyond its outputs; None where not measured"
     T, N, I, H = (check_int(k, v, lo=1) for k, v in dict(seq_len=seq_len, bs=bs, n_in=n_in, n_hid=n_hid).items())
     backward = check_bool('backward', backward)
-    # ATen's capability stands for oneDNN's ISA, unless either was set by hand (then oneDNN's may be another)
-    forced = any(os.environ.get(v) for v in ('ONEDNN_MAX_CPU_ISA', 'DNNL_MAX_CPU_ISA', 'ATEN_CPU_CAPABILITY'))
-    if forced or torch.backends.cpu.get_cpu_capability() not in _ONEDNN_LSTM_MEASURED: return None
-    g, states = _good_ld(4 * H, 4) * 4, N * _good_ld(H, 4) * 4  # a padded row of gates; a batch of states
+    if not isinstance(dtype, torch.dtype): raise ValueError(f"dtype: must be a torch.dtype, got {dtype!r}")
+    if dtype not in _ONEDNN_LSTM_MEASURED.get(isa := _onednn_lstm_isa(), ()): return None
+    cols = _good_ld(4 * H, 4) if isa == 'AVX2' else max(_good_ld(4 * H, 4), -(-4 * H // 128) * 128)  # brgemm: 128s
+    g, states = cols * 4, N * _good_ld(H, 4) * 4  # a padded row of gates, float32; a batch of states
     weights = (I + H) * g  # both weights, reordered; `g` also covers the biases
-    if not backward: return weights + (T if N < 128 else 1) * N * g + 2 * states + g + 2**16
-    return 2 * weights + (T + 2) * N * g + 2 * states + g + 2**17
+    if dtype == torch.float32:
+        if not backward: return weights + (T if N < 128 else 1) * N * g + 2 * states + g + 2**16
+        return 2 * weights + (T + 2) * N * g + 2 * states + g + 2**17
+    # bfloat16: the weights reordered in 16 bits; gates for every step only with one row; backward: the weights'
+    # gradients in float32 too, and a quarter of a gate row per row and step; and a few KiB per thread
+    threads = torch.get_num_threads() * (64 * N + 2**13)
+    if not backward: return weights // 2 + (T if N == 1 else 2) * N * g + 2 * states + g + 2**16 + threads
+    return weights + weights // 2 + (T + 12) * N * g // 4 + 2 * states + g + 2**17 + threads
 
 def _onednn_lstm_scratch_rule(args, out, backward:bool=False)->int|None:
     "`mkldnn_rnn_layer` and its backward: new outputs (the workspace too), copies, what they take inside (a bound)"
     x, H = args[0], args[15 if backward else 10]
-    if x.dtype != torch.float32 or not torch.is_grad_enabled() and not backward: return None  # not measured
-    n = onednn_lstm_scratch(*x.shape, H, backward)
+    if not torch.is_grad_enabled() and not backward: return None  # a forward without grad: not measured
+    n = onednn_lstm_scratch(*x.shape, H, backward, x.dtype)
     # a strided argument is copied first (measured: the gradient of one direction of a bidirectional LSTM, a slice)
     copies = sum(_nbytes(t) for t in args if isinstance(t, torch.Tensor) and not t.is_contiguous())
     return None if n is None else n + copies + _new_bytes(out, args)
