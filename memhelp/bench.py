@@ -9,7 +9,7 @@ warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  #
 import gc, importlib, importlib.util, inspect, json, numbers, os, platform, re, resource, signal, statistics
 import subprocess, sys, time
 from dataclasses import dataclass
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 import torch
 from torch import nn
@@ -239,7 +239,8 @@ def _real_step_s(name:str, seq_len:int, bs:int)->float:
         return _timed(lambda: fastai_step(m, o, (ids,), 'bf16', yb=(yb,)))[2]
 
 # %% ../nbs/90_benchmarks.ipynb #rs53c1
-def _status_kib(key:str)->int: return int(next(l for l in open('/proc/self/status') if l.startswith(key)).split()[1])
+def _status_kib(key:str)->int:
+    with open('/proc/self/status') as f: return int(next(l for l in f if l.startswith(key)).split()[1])
 
 def _peak_rss_reset()->int:
     "This process's RSS in KiB, its peak reset to it (Linux's clear_refs); else the peak so far (`ru_maxrss`)"
@@ -263,11 +264,24 @@ def seq_case(name:str, # one of `SEQ_MODELS`
              n_gpus:int=1, # FSDP devices (its default units: one per decoder layer) when more than 1
              device:str='cpu', # the device planned for: 'cuda' adds its kernels and the allocator's replay
              real_below:int=0, # also time a real step (on this CPU) where the predicted peak is below these bytes
+             onednn:bool=True, # False: oneDNN off, PyTorch's own LSTM (a loop per token), as where it has no bf16
             )->dict:
     "CPU seconds and host memory growth of one `predict_memory` of `name` at `seq_len`, in bf16 with Adam"
     check_choice('name', name, SEQ_MODELS); check_int('seq_len', seq_len, lo=1); check_int('bs', bs, lo=1)
     check_int('n_gpus', n_gpus, lo=1); check_choice('device', device, ('cpu', 'cuda'))
-    check_int('real_below', real_below, lo=0)
+    check_int('real_below', real_below, lo=0); onednn = check_bool('onednn', onednn)
+    with _onednn_as(onednn): return _seq_row(name, seq_len, bs, n_gpus, device, real_below, onednn)
+
+@contextmanager
+def _onednn_as(on:bool):
+    "oneDNN as it is where `on`, else off inside the block (its note on TF32 for Intel GPUs quiet)"
+    if on: yield; return
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')
+        with torch.backends.mkldnn.flags(enabled=False): yield
+
+def _seq_row(name, seq_len, bs, n_gpus, device, real_below, onednn)->dict:
+    "`seq_case`'s row, its arguments checked"
     m, ids = _seq_model(name), torch.empty(bs, seq_len, dtype=torch.long, device='meta')  # a shape-only batch
     labels = torch.empty(bs, dtype=torch.long, device='meta') if name == 'awd_lstm_clas' else ids  # a class each
     batch = ({'input_ids': ids, 'labels': ids},) if name.startswith('llama') else (ids, labels)
@@ -275,19 +289,21 @@ def seq_case(name:str, # one of `SEQ_MODELS`
         m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp', device=device))
     grew = _peak_rss() - rss  # KiB
     real = p.peak < real_below and not name.startswith('llama')  # the LLaMA ones have no weights (meta)
-    return dict(model=name, seq_len=seq_len, bs=bs, n_gpus=n_gpus, device=device, peak=p.peak,
+    return dict(model=name, seq_len=seq_len, bs=bs, n_gpus=n_gpus, device=device, onednn=onednn, peak=p.peak,
                 activations=p.activations, reserved=p.reserved, cpu_s=cpu, rss_growth_mb=grew / 1024,
                 how=p.how or 'one full step', **({'real_s': _real_step_s(name, seq_len, bs)} if real else {}))
 
 # %% ../nbs/90_benchmarks.ipynb #1b849a61
 def _check_seq_args(cases, lengths, timeout, log, real_below):
     "A ValueError naming the first bad argument of `seq_scaling`"
-    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) in (3, 4)
+    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) in (3, 4, 5)
                                                         for c in cases):
-        raise ValueError(f"cases: must be a list of (model, bs, n_gpus) or (model, bs, n_gpus, device), got {cases!r}")
-    for name, bs, n, *dev in cases:
+        raise ValueError(f"cases: must be a list of (model, bs, n_gpus), optionally with a device and oneDNN on or "
+                         f"off (model, bs, n_gpus, device, onednn), got {cases!r}")
+    for name, bs, n, *more in cases:
         check_choice('cases', name, SEQ_MODELS); check_int('cases', bs, lo=1); check_int('cases', n, lo=1)
-        if dev: check_choice('cases', dev[0], ('cpu', 'cuda'))
+        if more: check_choice('cases', more[0], ('cpu', 'cuda'))
+        if len(more) > 1: check_bool('cases', more[1])
     if not isinstance(lengths, (list, tuple)) or not lengths:
         raise ValueError(f"lengths: must be a list of sequence lengths, got {lengths!r}")
     for s in lengths: check_int('lengths', s, lo=1)
@@ -303,7 +319,7 @@ def _run_case(code:str, timeout:float, what:str,
         return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, 'OMP_NUM_THREADS': '1'})
 
-def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus), and the device ('cpu' if not)
+def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpus), then device ('cpu'), onednn (True)
                 lengths=(72, 1024), # sequence lengths
                 timeout:float=900, # seconds per case before it is stopped (then recorded as failed)
                 log=print, # called with each row as it is measured
@@ -312,12 +328,12 @@ def seq_scaling(cases=(('lstm_lm', 16, 1),), # (model of `SEQ_MODELS`, bs, n_gpu
     "`seq_case` for each case and length, each cold, in a fresh Python process of its own"
     _check_seq_args(cases, lengths, timeout, log, real_below)  # before any process starts
     rows = []
-    for name, bs, n, *dev in cases:
-        dev = dev[0] if dev else 'cpu'
+    for name, bs, n, *more in cases:
+        dev, onednn = more[0] if more else 'cpu', more[1] if len(more) > 1 else True
         for s in lengths:
             code = ("import json; from memhelp.bench import seq_case; "
-                    f"print(json.dumps(seq_case({name!r}, {s}, {bs}, {n}, {dev!r}, {real_below})))")
-            head = dict(model=name, seq_len=s, bs=bs, n_gpus=n, device=dev)
+                    f"print(json.dumps(seq_case({name!r}, {s}, {bs}, {n}, {dev!r}, {real_below}, {onednn!r})))")
+            head = dict(model=name, seq_len=s, bs=bs, n_gpus=n, device=dev, onednn=onednn)
             try:
                 r = _run_case(code, timeout, f"{name} at {s:,} tokens")
                 row = (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else
@@ -673,14 +689,16 @@ def _sweep_lines(rows)->list:
 def _seq_lines(rows)->list:
     "(what, target, measured, met) for `seq_scaling`: each model's CPU seconds and host memory at every length"
     out = []
-    case = lambda r: (r['model'], r['bs'], r['n_gpus'], r.get('device', 'cpu'))  # rows from before devices: the CPU
-    for (m, bs, n, dev), g in _groupby(rows, case).items():
+    # rows from before devices and oneDNN's choice: the CPU, oneDNN as it was
+    case = lambda r: (r['model'], r['bs'], r['n_gpus'], r.get('device', 'cpu'), r.get('onednn', True))
+    for (m, bs, n, dev, onednn), g in _groupby(rows, case).items():
         ok = [r for r in g if 'failed' not in r]
         met = len(ok) == len(g) and all(TARGETS['seq_s'].met(r['cpu_s']) for r in ok) and (
             max(r['rss_growth_mb'] for r in ok) - min(r['rss_growth_mb'] for r in ok) < 64)  # flat: within 64 MB
         cells = [f"{r['seq_len']:,}: {_fmt_s(r['cpu_s'])}, {r['rss_growth_mb']:.0f} MB" if 'failed' not in r
                  else f"{r['seq_len']:,}: failed ({r['failed']})" for r in g]
         on = ", device='cuda' (its kernels, and the allocator's replay)" if dev == 'cuda' else ''
+        if not onednn: on += ", oneDNN off (PyTorch's own LSTM, a loop per token, as where oneDNN has no bf16)"
         out.append((f"predict_memory, {m}, bs {bs}{f', {n} FSDP devices' if n > 1 else ''}{on}, bf16: CPU time and "
                     "host memory growth (cold, fresh process) by sequence length",
                     f"{TARGETS['seq_s'].label} each, memory flat", '; '.join(cells), met))
@@ -796,7 +814,11 @@ SETTINGS = {
                  # the lengths of issue #27's target, 72 to 16k tokens
                  seq=dict(cases=[('lstm_lm', 16, 1), ('awd_lstm', 16, 1), ('awd_lstm_clas', 16, 1), ('llama-1B', 1, 1),
                                  ('llama-7B', 1, 1), ('llama-1B', 1, 8), ('llama-7B', 1, 8), ('lstm_lm', 16, 1, 'cuda'),
-                                 ('awd_lstm', 16, 1, 'cuda')],
+                                 ('awd_lstm', 16, 1, 'cuda'),
+                                 # the LSTMs again with PyTorch's own kernel: where this CPU's oneDNN runs bf16 LSTMs
+                                 # (one call a layer) the rows above do not show the loop a CPU without it runs
+                                 ('lstm_lm', 16, 1, 'cpu', False), ('awd_lstm', 16, 1, 'cpu', False),
+                                 ('awd_lstm_clas', 16, 1, 'cpu', False)],
                           lengths=(72, 1024, 4096, 16384),
                           # the target's other half, never slower than a real step: timed where the plan's peak is
                           # under 4 GiB of this machine's 23 (bench.json: lstm_lm to 1,024 tokens, 2.4 GiB there; the
