@@ -821,8 +821,10 @@ SETTINGS = {
                                  ('awd_lstm_clas', 16, 1, 'cpu', False)],
                           lengths=(72, 1024, 4096, 16384),
                           # the target's other half, never slower than a real step: timed where the plan's peak is
-                          # under 4 GiB of this machine's 23 (bench.json: lstm_lm to 1,024 tokens, 2.4 GiB there; the
-                          # AWD_LSTMs at 72, as they plan 23-25 GiB at 1,024)
+                          # under 4 GiB of this machine's 23 (bench.json: lstm_lm to 1,024 tokens; the AWD_LSTMs at 72,
+                          # and the classifier at 1,024 too where oneDNN runs its bf16 LSTM). On a CPU with AVX-512
+                          # such a step took 2 to 209 s (its bf16 matrix products run as planned, oneDNN off: ATen's
+                          # own, 9 times slower than oneDNN's there), so the full run took 34 minutes
                           real_below=4 << 30))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70

@@ -1735,8 +1735,9 @@ def onednn_lstm_scratch(seq_len:int, bs:int, # steps and rows of one call (a lay
     backward = check_bool('backward', backward)
     if not isinstance(dtype, torch.dtype): raise ValueError(f"dtype: must be a torch.dtype, got {dtype!r}")
     if dtype not in _ONEDNN_LSTM_MEASURED.get(isa := _onednn_lstm_isa(), ()): return None
-    cols = _good_ld(4 * H, 4) if isa == 'AVX2' else max(_good_ld(4 * H, 4), -(-4 * H // 128) * 128)  # brgemm: 128s
-    g, states = cols * 4, N * _good_ld(H, 4) * 4  # a padded row of gates, float32; a batch of states
+    # a padded row of gates, float32 (AVX-512's brgemm kernels: to a multiple of 128 columns too); a batch of states
+    cols = _good_ld(4 * H, 4) if isa == 'AVX2' else max(_good_ld(4 * H, 4), -(-4 * H // 128) * 128)
+    g, states = cols * 4, N * _good_ld(H, 4) * 4
     weights = (I + H) * g  # both weights, reordered; `g` also covers the biases
     if dtype == torch.float32:
         if not backward: return weights + (T if N < 128 else 1) * N * g + 2 * states + g + 2**16
