@@ -270,6 +270,8 @@ def seq_case(name:str, # one of `SEQ_MODELS`
     check_choice('name', name, SEQ_MODELS); check_int('seq_len', seq_len, lo=1); check_int('bs', bs, lo=1)
     check_int('n_gpus', n_gpus, lo=1); check_choice('device', device, ('cpu', 'cuda'))
     check_int('real_below', real_below, lo=0); onednn = check_bool('onednn', onednn)
+    if not onednn and device != 'cpu': raise ValueError(f"onednn: oneDNN is the CPU's; False plans nothing else for "
+                                                         f"device={device!r}")
     with _onednn_as(onednn): return _seq_row(name, seq_len, bs, n_gpus, device, real_below, onednn)
 
 @contextmanager
