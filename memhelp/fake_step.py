@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 import torch, torch.nn as nn, torch.nn.functional as F
 from torch._subclasses.fake_tensor import (FakeTensor, FakeTensorMode, DataDependentOutputException,
-                                          DynamicOutputShapeException, in_kernel_invocation_manager)
+                                          DynamicOutputShapeException, in_kernel_invocation_manager, is_fake)
 import torch._subclasses.fake_tensor as fake_tensor_module
 from torch._prims_common import suggest_memory_format
 from torch.fx.experimental.proxy_tensor import get_proxy_mode
@@ -60,8 +60,12 @@ def _forward(model, xb):
     return model(**xb[0]) if len(xb) == 1 and isinstance(xb[0], Mapping) else model(*xb)
 
 def _plain_contiguous(x, axis:int):
-    "fastai 2.8.7's `BaseLoss._contiguous` without the `TensorBase` fake tensors refuse; its `tensor`'s cast kept"
-    return _fastai_tensor(x.transpose(axis, -1).contiguous()) if isinstance(x, torch.Tensor) else x
+    "fastai 2.8.7's `BaseLoss._contiguous`, a fake `x` plain (fakes refuse `TensorBase`); its `tensor`'s cast kept"
+    if not isinstance(x, torch.Tensor): return x
+    x = x.transpose(axis, -1).contiguous()
+    # a real one `TensorBase`, as fastai's: predictions and targets of two fastai subclasses (a text classifier's
+    # `TensorText` and `TensorCategory`) then meet as `TensorBase` and a subclass of it; kept as they were, torch refused
+    return _fastai_tensor(x) if is_fake(x) else TensorBase(x)
 
 def plain_loss(loss_func, # a loss function, fastai's or any other
               ):
