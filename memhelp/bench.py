@@ -9,7 +9,7 @@ warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  #
 import gc, importlib, importlib.util, inspect, json, numbers, os, platform, re, resource, signal, statistics
 import subprocess, sys, time
 from dataclasses import dataclass
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 import torch
 from torch import nn
@@ -37,6 +37,7 @@ from .allocator import replay, STEP_END
 from .batching import find_max_bs
 from .step import named_model, get_model
 from .fake_step import fastai_step, OPTIMIZERS, portable_kernels
+from .cuda_emulation import onednn_off
 
 # %% auto #0
 __all__ = ['TARGETS', 'SEQ_MODELS', 'TECHNIQUES', 'SWEEP_MODULES', 'SETTINGS', 'Target', 'bench_cnn', 'bench_learner',
@@ -272,28 +273,18 @@ def seq_case(name:str, # one of `SEQ_MODELS`
     check_int('real_below', real_below, lo=0); onednn = check_bool('onednn', onednn)
     if not onednn and device != 'cpu': raise ValueError(f"onednn: oneDNN is the CPU's; False plans nothing else for "
                                                          f"device={device!r}")
-    with _onednn_as(onednn): return _seq_row(name, seq_len, bs, n_gpus, device, real_below, onednn)
-
-@contextmanager
-def _onednn_as(on:bool):
-    "oneDNN as it is where `on`, else off inside the block (its note on TF32 for Intel GPUs quiet)"
-    if on: yield; return
-    with warnings.catch_warnings():
-        warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')
-        with torch.backends.mkldnn.flags(enabled=False): yield
-
-def _seq_row(name, seq_len, bs, n_gpus, device, real_below, onednn)->dict:
-    "`seq_case`'s row, its arguments checked"
     m, ids = _seq_model(name), torch.empty(bs, seq_len, dtype=torch.long, device='meta')  # a shape-only batch
     labels = torch.empty(bs, dtype=torch.long, device='meta') if name == 'awd_lstm_clas' else ids  # a class each
     batch = ({'input_ids': ids, 'labels': ids},) if name.startswith('llama') else (ids, labels)
-    rss, (p, _, cpu) = _peak_rss_reset(), _timed(lambda: predict_memory(
-        m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp', device=device))
-    grew = _peak_rss() - rss  # KiB
-    real = p.peak < real_below and not name.startswith('llama')  # the LLaMA ones have no weights (meta)
+    with nullcontext() if onednn else onednn_off():  # off: the prediction and the real step both
+        rss, (p, _, cpu) = _peak_rss_reset(), _timed(lambda: predict_memory(
+            m, batch=batch, precision='bf16', n_gpus=n_gpus, strategy='fsdp' if n_gpus > 1 else 'ddp', device=device))
+        grew = _peak_rss() - rss  # KiB
+        real = p.peak < real_below and not name.startswith('llama')  # the LLaMA ones have no weights (meta)
+        real_s = _real_step_s(name, seq_len, bs) if real else None
     return dict(model=name, seq_len=seq_len, bs=bs, n_gpus=n_gpus, device=device, onednn=onednn, peak=p.peak,
                 activations=p.activations, reserved=p.reserved, cpu_s=cpu, rss_growth_mb=grew / 1024,
-                how=p.how or 'one full step', **({'real_s': _real_step_s(name, seq_len, bs)} if real else {}))
+                how=p.how or 'one full step', **({'real_s': real_s} if real else {}))
 
 # %% ../nbs/90_benchmarks.ipynb #1b849a61
 def _check_seq_args(cases, lengths, timeout, log, real_below):

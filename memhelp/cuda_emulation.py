@@ -21,7 +21,7 @@ from .step import PRECISIONS
 
 # %% auto #0
 __all__ = ['PACKED_SIZES', 'cuda_amp_kernels', 'autocast_for', 'amp_kernels_for', 'target_kernels', 'scratch_check',
-           'pack_copy_bytes', 'onednn_has', 'onednn_on', 'onednn_lstm_fails', 'onednn_lstm_scratch']
+           'pack_copy_bytes', 'onednn_has', 'onednn_on', 'onednn_off', 'onednn_lstm_fails', 'onednn_lstm_scratch']
 
 # %% ../nbs/08_cuda_emulation.ipynb #c0da0002
 # CUDA's autocast op lists, from PyTorch's AMP op reference ("CUDA Ops that can autocast to ..."), as aten op names
@@ -1677,6 +1677,13 @@ def onednn_on(device_type:str='cpu', # a step's device type: oneDNN runs on the 
              )->bool:
     "Does a step on `device_type` run oneDNN's kernels: a CPU, with oneDNN built in and not turned off"
     return device_type == 'cpu' and torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+
+@contextmanager
+def onednn_off():
+    "oneDNN off inside the block, as `torch.backends.mkldnn.flags(enabled=False)`, without its note on Intel GPUs' TF32"
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')
+        with torch.backends.mkldnn.flags(enabled=False): yield
 
 def onednn_lstm_fails(model:torch.nn.Module, # the model whose `nn.LSTM`s autocast would run
                       device_type:str='cpu', # the step's device type

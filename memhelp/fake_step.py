@@ -36,7 +36,7 @@ from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTI
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies, shape_only_copy)
 from .cuda_emulation import (autocast_for, amp_kernels_for, target_kernels, PACKED_SIZES, onednn_has,
-                                    onednn_on, onednn_lstm_fails)
+                                    onednn_on, onednn_lstm_fails, onednn_off)
 from .allocator import (AllocRecorder, replay, STEP_END, gpu_table, gpu_capacity, outside_allocator,
                                cublas_workspace_bytes, parse_alloc_conf, format_size, smallest_capacity)
 from collections import namedtuple
@@ -60,11 +60,11 @@ def _forward(model, xb):
     return model(**xb[0]) if len(xb) == 1 and isinstance(xb[0], Mapping) else model(*xb)
 
 def _plain_contiguous(x, axis:int):
-    "fastai 2.8.7's `BaseLoss._contiguous`, a fake `x` plain (fakes refuse `TensorBase`); its `tensor`'s cast kept"
+    "fastai 2.8.7's `BaseLoss._contiguous`, a fake `x` plain (fakes refuse `TensorBase`); `tensor`'s cast kept"
     if not isinstance(x, torch.Tensor): return x
     x = x.transpose(axis, -1).contiguous()
     # a real one `TensorBase`, as fastai's: predictions and targets of two fastai subclasses (a text classifier's
-    # `TensorText` and `TensorCategory`) then meet as `TensorBase` and a subclass of it; kept as they were, torch refused
+    # `TensorText` and `TensorCategory`) then meet as `TensorBase` and a subclass of it (as they were: torch refused)
     return _fastai_tensor(x) if is_fake(x) else TensorBase(x)
 
 def plain_loss(loss_func, # a loss function, fastai's or any other
@@ -1062,9 +1062,7 @@ def _onednn_lstms():
 @contextmanager
 def _kernels_planned(lstm:bool):
     "oneDNN off, but in each `nn.LSTM` where `lstm`; its TF32 note quiet"
-    with warnings.catch_warnings():
-        warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')
-        with torch.backends.mkldnn.flags(enabled=False), (_onednn_lstms() if lstm else contextlib.nullcontext()): yield
+    with onednn_off(), (_onednn_lstms() if lstm else contextlib.nullcontext()): yield
 
 def portable_kernels(device:str='cpu', # the step's device: on the CPU an `nn.LSTM` runs oneDNN's, as the user's
                     ):
