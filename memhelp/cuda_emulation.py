@@ -821,8 +821,10 @@ class _CpuKernels(TorchDispatchMode):
 
     def _let_go(self):
         "The numbers kept by earlier calls: let each go when its backward has run (autograd has given it a node by now)"
-        for t, n in self.kept:
-            if t.grad_fn is not None: t.grad_fn.register_hook(lambda *_, n=n: note_untracked(-n))
+        for t, n in self.kept:  # an in-place op on a view: its base's node (CopySlices) runs that op's backward
+            # (a view's own grad_fn is remade when read, under a lock, replaying the view through this mode: a hang)
+            node = (t._base if t._is_view() else t).grad_fn
+            if node is not None: node.register_hook(lambda *_, n=n: note_untracked(-n))
             else: note_untracked(-n)  # no graph: nothing kept
         self.kept = []
 
