@@ -649,10 +649,10 @@ def smallest_capacity(events:list, # a trace for `memhelp.allocator.replay`
     "The smallest device size (a multiple of `step`) on which the replay of `events` does not run out, by bisection"
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f"step: must be bytes (an int >= 1), got {step!r}")
-    lo, hi = 0, -(-replay(events, None, conf).reserved_peak // step)  # the uncapped reserved peak always fits
+    lo, hi = 0, -(-replay(events, None, conf, timeline=False).reserved_peak // step)  # the uncapped peak always fits
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if replay(events, mid * step, conf).fits: hi = mid
+        if replay(events, mid * step, conf, timeline=False).fits: hi = mid
         else: lo = mid
     return hi * step
 

@@ -1337,7 +1337,8 @@ def _predict_one(spec:StepSpec)->MemPlan:
     except _FAKE_FAILURES as e: raise _shadow_failed(spec, e, known) from e
     events = _steady_trace(rec.events, rec.start) if cuda else None
     return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
-                    reserved=None if events is None else replay(events).reserved_peak, unknowns=tuple(known.unknowns),
+                    reserved=None if events is None else replay(events, timeline=False).reserved_peak,
+                    unknowns=tuple(known.unknowns),
                     kernel_scratch=tr.noted_scratch if spec.device.type == 'cpu' else None)  # emulated (08)
 
 # %% ../nbs/09_fake_step.ipynb #8ba4a2b9
@@ -2211,7 +2212,8 @@ def _sharded_memplan(spec:StepSpec, parts:dict, measured:bool, ranks:list=None)-
     "Rank 0's `MemPlan`; `extra` is what DDP or FSDP adds: buckets, gathered parameters, reduce-scatter buffers"
     ev = parts.get('events')  # rank 0's allocation trace, two steps: a CUDA prediction's, replayed as on one device
     p = _memplan(spec, parts, parts['buffers'], parts['buffers'] + parts['activations'], measured, ranks=ranks,
-                 units=parts['units'], events=ev, reserved=None if ev is None else replay(ev).reserved_peak,
+                 units=parts['units'], events=ev,
+                 reserved=None if ev is None else replay(ev, timeline=False).reserved_peak,
                  kernel_scratch=parts.get('kernel_scratch'))  # a CPU prediction's (`_sharded_parts`)
     return replace(p, extra=parts['peak'] - p.peak)
 
@@ -2437,6 +2439,10 @@ def unmodelled(self:MemPlan)->int:
     "Bytes a CUDA verdict keeps free for what kernels take and the emulation does not size (`UNMODELLED_MARGIN`)"
     return math.ceil(UNMODELLED_MARGIN * self.peak)
 
+def _n_steps(events)->int:
+    "How many steps a trace replays: a written one always two (counted without writing it out)"
+    return 2 if isinstance(events, _WrittenTrace) else sum(k == STEP_END for k, _ in events)
+
 def _margin_fits(plan:MemPlan, cap:int, outside:dict, ws:int)->bool:
     "True without unknowns; else whether the peak (or reserved) and `UNKNOWN_MARGIN` of it fit, with CUDA's context"
     if not plan.unknowns: return True
@@ -2454,11 +2460,11 @@ def on_card(self:MemPlan, budget, # a card of `gpu_table()` ('T4', 'A100-80'), o
     name, cap, outside, ws = _card(budget)
     out, free = sum(outside.values()), self.unmodelled
     events = [(('<cuBLAS workspace>', i), ws) for i in range(2)] + self.events
-    r = replay(events, max(cap - out - free, 0), conf, out)  # the margin kept free: not the allocator's
-    need = r.reserved_peak if r.fits else replay(events, None, conf).reserved_peak  # ran out: what it would reserve
+    r = replay(events, max(cap - out - free, 0), conf, out, timeline=False)  # the margin kept free: not the allocator's
+    need = r.reserved_peak if r.fits else replay(events, None, conf, timeline=False).reserved_peak  # ran out: its need
     fits = r.fits and _margin_fits(self, cap, outside, ws)
     return CardVerdict(name, cap, self.peak, need, outside, fits, label, None if r.fits else r.oom['message'],
-                       self.unknowns, sum(k == STEP_END for k, _ in self.events), free)
+                       self.unknowns, _n_steps(self.events), free)
 
 @patch
 def card_needs(self:MemPlan, budget, # a card of `gpu_table()`, or bytes / e.g. '16GB': whose context to count

@@ -411,7 +411,7 @@ def _sequence_plan(model, input_shape, bs, batches:list, show:bool=False, **kw)-
     plans = [p for p, _ in steps]
     events = sequence_trace(plans, [b for _, b in steps])
     top = max(plans, key=lambda p: p.peak)  # the largest batch by bytes is not always the largest peak
-    return replace(top, events=events, reserved=replay(events).reserved_peak,
+    return replace(top, events=events, reserved=replay(events, timeline=False).reserved_peak,
                    unknowns=tuple(dict.fromkeys(u for p in plans for u in p.unknowns)))
 
 # %% ../nbs/20_planner.ipynb #txr0a009
@@ -420,7 +420,7 @@ def replay_steps(self:MemPlan)->pd.DataFrame:
     "Each replayed step of this CUDA plan: emulated CUDA allocated and reserved, at its peak and at its end"
     if self.events is None:
         raise ValueError("plan: has no allocation trace (only a CUDA prediction on one device records one)")
-    return replay(self.events).steps
+    return replay(self.events, timeline=False).steps
 
 def plot_steps(plan:MemPlan, # a CUDA plan (`predict_memory(..., device='cuda')`, `Learner.predict_memory`)
                ax=None, # a matplotlib axes to draw on; a new figure when None
