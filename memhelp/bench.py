@@ -753,7 +753,7 @@ def reserved_ratios(cases=(('resnet50', (3, 224, 224), 256),), # (a `_peer_model
         except ImportError as e: rows.append(dict(model=name, failed=str(e)[:200])); continue  # transformers absent
         predict_memory(m, device='cuda', **kw)  # the cold call builds and warms the shadow model: not timed
         p, secs, _ = _timed(lambda: predict_memory(m, device='cuda', **kw))
-        _, rsecs, _ = _timed(lambda: replay(p.events))  # the replay `predict_memory` made, again: timed
+        _, rsecs, _ = _timed(lambda: replay(p.events, timeline=False))  # the replay `predict_memory` made, again
         rows.append(dict(model=name, input_shape=list(shape), bs=bs, allocated=p.peak, reserved=p.reserved,
                          ratio=p.reserved / p.peak, events=len(p.events),
                          predict_s=secs, replay_s=rsecs, replay_share=rsecs / secs))
