@@ -649,11 +649,15 @@ def smallest_capacity(events:list, # a trace for `memhelp.allocator.replay`
     "The smallest device size (a multiple of `step`) on which the replay of `events` does not run out, by bisection"
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f"step: must be bytes (an int >= 1), got {step!r}")
+    t0 = said = time.perf_counter()
     lo, hi = 0, -(-replay(events, None, conf, timeline=False).reserved_peak // step)  # the uncapped peak always fits
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if replay(events, mid * step, conf, timeline=False).fits: hi = mid
         else: lo = mid
+        if (now := time.perf_counter()) - said >= 5:  # a long trace's replays one after another: say where it is
+            said = now; print(f"smallest_capacity: between {format_size(lo * step)} and {format_size(hi * step)} "
+                              f"({now - t0:.0f} s)", flush=True)
     return hi * step
 
 # %% ../nbs/06_allocator.ipynb #a42e30e5
