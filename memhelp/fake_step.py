@@ -1265,7 +1265,8 @@ def _shadow_failed(spec:StepSpec, e, known:_KnownValues):
     if isinstance(e, _LossFailed): return _loss_failed(e)
     if 'modified by an inplace operation' in str(e):  # autograd's own check: real tensors fail it the same way
         return ValueError(f"model: {spec.name} fails in its own backward, as it would in training: {_first_line(e)} "
-                          "(an in-place operation overwrites a tensor that backward needs: make it out of place)")
+                          "(an in-place operation overwrites a tensor that backward needs: make it out of place; if "
+                          "measure_memory runs this model, the prediction is at fault: please report it)")
     return ValueError(f"model: {spec.name} could not run on shape-only (fake) tensors: {_first_line(e)}. "
                       "A model that reads values a prediction does not follow (those of a float tensor, the batch's "
                       "own included: only integer tensors' values are followed), or keeps tensors in objects that are "
