@@ -1196,6 +1196,14 @@ def _kernel_dtype_hint(spec:StepSpec, where:str, e)->str|None:
             f"precision={spec.precision!r} gives it ({_first_line(e)}); plan another precision (e.g. 'fp32'), or keep "
             "that layer in float32")
 
+def _no_grad_hint(where:str, e)->str|None:
+    "Why a forward failed under `torch.no_grad()`: the model hooks a gradient its tensor does not have then"
+    # torch's messages for `register_hook` and `retain_grad` on a tensor that needs no gradient
+    if not any(s in str(e) for s in ("doesn't require gradient", 'requires_grad=False')): return None
+    return (f"model: {where}: {_first_line(e)}; fastai's validation and the plan's look at the predictions' shapes "
+            "run a forward under torch.no_grad(), where no tensor needs a gradient: guard the hook with "
+            "`if t.requires_grad:`")
+
 def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
     "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"
     shape = spec.input_shape
@@ -1229,7 +1237,7 @@ def _failures_named(model, spec:StepSpec):
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
             if (hint := _input_shape_hint(spec, name, m, shapes) or _dtypes_hint(spec, model, where, e)
-                    or _kernel_dtype_hint(spec, where, e)):
+                    or _kernel_dtype_hint(spec, where, e) or _no_grad_hint(where, e)):
                 raise ValueError(hint) from None
             if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
