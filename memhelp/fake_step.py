@@ -1189,6 +1189,13 @@ def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
     return (f"model: {spec.name}'s weights are in {len(dts)} dtypes ({found}), and {where} refuses mixing them: "
             f"{_first_line(e)}; give the model one dtype (model.float(), say)")
 
+def _autocast_mix_hint(spec:StepSpec, where:str, e)->str|None:
+    "Why a kernel refused mixed dtypes under 16-bit autocast: an autocast output met a float32 tensor it left alone"
+    if PRECISIONS.get(spec.precision) is None or not re.search(r'dtype|scalar type|operands of torch', str(e)):
+        return None
+    return (f"precision: under {spec.precision} autocast {where} mixes dtypes ({_first_line(e)}), as a real step in "
+            "this precision does: cast one side to the other's dtype (`.to(y.dtype)`), or plan precision='fp32'")
+
 def _kernel_dtype_hint(spec:StepSpec, where:str, e)->str|None:
     "Why a kernel refused: it has none for a dtype the precision gives it (an antialiased resize in bf16 on the CPU)"
     if not isinstance(e, NotImplementedError) or 'not implemented for' not in str(e): return None
@@ -1237,7 +1244,8 @@ def _failures_named(model, spec:StepSpec):
                 raise ValueError(f"bs: a batch of {spec.micro_bs} makes a tensor larger than torch can size (2**63 "
                                  f"bytes) in {where}: {_first_line(e)}") from None
             if (hint := _input_shape_hint(spec, name, m, shapes) or _dtypes_hint(spec, model, where, e)
-                    or _kernel_dtype_hint(spec, where, e) or _no_grad_hint(where, e)):
+                    or _autocast_mix_hint(spec, where, e) or _kernel_dtype_hint(spec, where, e)
+                    or _no_grad_hint(where, e)):
                 raise ValueError(hint) from None
             if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
