@@ -1191,8 +1191,8 @@ def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
 
 def _autocast_mix_hint(spec:StepSpec, where:str, e)->str|None:
     "Why a kernel refused mixed dtypes under 16-bit autocast: an autocast output met a float32 tensor it left alone"
-    if PRECISIONS.get(spec.precision) is None or not re.search(r'dtype|scalar type|operands of torch', str(e)):
-        return None
+    if PRECISIONS.get(spec.precision) is None or isinstance(e, NotImplementedError): return None  # no such kernel
+    if not re.search(r'dtype|scalar type|operands of torch', str(e)): return None
     return (f"precision: under {spec.precision} autocast {where} mixes dtypes ({_first_line(e)}), as a real step in "
             "this precision does: cast one side to the other's dtype (`.to(y.dtype)`), or plan precision='fp32'")
 
