@@ -1177,10 +1177,11 @@ def _module_stack(model):
 
 # %% ../nbs/09_fake_step.ipynb #21e6b53b
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
+_MIXED_DTYPES = re.compile(r'dtype|scalar type|Input type|operands of torch')  # kernels' words for mixed dtypes
 
 def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
     "Why a kernel refused mixed dtypes, where `model`'s floating-point weights are in several: no input fits them all"
-    if not re.search(r'dtype|scalar type|Input type|operands of torch', str(e)): return None
+    if not _MIXED_DTYPES.search(str(e)): return None
     dts = {}
     for n, p in model.named_parameters():
         if p.is_floating_point(): dts.setdefault(str(p.dtype).replace('torch.', ''), n)
@@ -1192,7 +1193,7 @@ def _dtypes_hint(spec:StepSpec, model, where:str, e)->str|None:
 def _autocast_mix_hint(spec:StepSpec, where:str, e)->str|None:
     "Why a kernel refused mixed dtypes under 16-bit autocast: an autocast output met a float32 tensor it left alone"
     if PRECISIONS.get(spec.precision) is None or isinstance(e, NotImplementedError): return None  # no such kernel
-    if not re.search(r'dtype|scalar type|operands of torch', str(e)): return None
+    if not _MIXED_DTYPES.search(str(e)): return None
     return (f"precision: under {spec.precision} autocast {where} mixes dtypes ({_first_line(e)}), as a real step in "
             "this precision does: cast one side to the other's dtype (`.to(y.dtype)`), or plan precision='fp32'")
 

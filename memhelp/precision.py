@@ -57,6 +57,8 @@ def _check_amp_device(device_type:str, dtype:torch.dtype):
 @contextmanager
 def _onednn_off():
     "oneDNN disabled inside the block"
+    # not 08's `onednn_off`: this one is held across a whole batch, where that one's `catch_warnings` would undo the
+    # warning filters the batch sets (and flipping `enabled` alone gives no TF32 note to quiet)
     old = torch.backends.mkldnn.enabled
     torch.backends.mkldnn.enabled = False
     try: yield
