@@ -185,12 +185,16 @@ def _float_stats(func, args, out, device:str):
     if not mixed: return out
     return (out[0], *(torch.empty(t.shape, dtype=torch.float32, device=t.device) for t in out[1:3]), *out[3:])
 
+_CUDA_OUTS = {}  # operator -> (args, kwargs) -> its CUDA kernel's output where its fake refuses it, else None (below)
+
 class _SavedStatsFloat(TorchDispatchMode):
     "`_float_stats` for every operator (fakes keep the statistics in the input's type); CUDA's reductions' casts"
     def __init__(self, device): super().__init__(); self.device, self.unsized = device, set()  # other libraries' ops
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if asks_fake_device(func, args): return args[0].device
-        out = _real_layout(func, args, func(*args, **(kwargs or {})), self.device)
+        own = _CUDA_OUTS.get(func) if self.device == 'cuda' else None
+        if own is None or (out := own(args, kwargs or {})) is None: out = func(*args, **(kwargs or {}))
+        out = _real_layout(func, args, out, self.device)
         if self.device == 'cuda':
             _cuda_kernel_buffers(func, args, kwargs, out)  # made after the output, then freed
             if _other_library(func): self.unsized.add(_op_name(func))
@@ -437,6 +441,12 @@ def _grouped_mm_cpu(a, b, offs=None, bias=None, out_dtype=None):
     row = -(-size[-1] // align) * align
     stride = (row, 1) if len(size) == 2 else (size[1] * row, row, 1)
     return torch.empty_strided(size, stride, dtype=dtype, device=a.device)
+
+# CUDA's `_grouped_mm_cuda` takes float32 too (`_grouped_mm_validate_inputs`, GroupedMMUtils.h, torch 2.14.1's headers):
+# the same padded output (`create_grouped_gemm_output_tensor`, not ROCm), then `_grouped_mm_fallback`'s `mm_out` per
+# group into it (its `offs.cpu()` is host memory); its fake refuses float32. fp16 is left to the fake's own rule
+if _GROUPED_MM is not None:
+    _CUDA_OUTS[_GROUPED_MM] = lambda args, kw: _grouped_mm_cpu(*args, **kw) if args[0].dtype == torch.float32 else None
 
 # %% ../nbs/08_cuda_emulation.ipynb #ks08ex3
 def _acc_bytes(dtype)->int:
