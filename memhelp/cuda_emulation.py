@@ -1499,7 +1499,8 @@ def _cuda_kernel_buffers(func, args, kwargs, out):
     x, out0 = (args[0] if args else None), (out[0] if isinstance(out, tuple) else out)
     if not isinstance(x, torch.Tensor) or not isinstance(out0, torch.Tensor): return
     cast = _cuda_cast_bytes(func, x, out0) if func in _CUDA_CAST_REDUCTIONS or func == _A.cumsum.default else 0
-    outs = sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+    outs = sum(t.untyped_storage().nbytes() for t in tree_flatten(out)[0]  # a sparse output has no one storage
+               if isinstance(t, torch.Tensor) and t.layout == torch.strided)
     if (k := _REDUCE_KERNELS.get(func)) is None:
         if cast: note_transient(cast, outs)  # beside the outputs, made before them
         return
