@@ -855,7 +855,11 @@ def _values(t, shape, known):
 def _make_batch(batch, bs, dev, known=None):
     "`batch` with `bs` rows on `dev`: real (values repeated), or shape-only when `known` follows the integer values"
     rows = len(tensors_in(batch)[0])  # a tensor of other rows is taken as it is (`memhelp.step._check_rows`)
-    def one(t):
+    def one(t):  # a leaf of the step's own, needing a gradient where `t` does (a user's adversarial or saliency batch)
+        with _disable_current_modes(): d = t.detach()  # a real tensor, as it is (a fake mode would make a fake)
+        out = made(d)  # the user's tensor never in the step's graph: no gradient left on it
+        return out.requires_grad_() if t.requires_grad and out.is_floating_point() else out
+    def made(t):
         shape = () if not t.ndim else (bs, *t.shape[1:]) if len(t) == rows else tuple(t.shape)
         if known is None and not t.is_meta and tuple(t.shape) == shape and t.device == torch.device(dev):
             return torch.empty(shape, dtype=t.dtype, device=dev).copy_(t)  # made already: only the batch's own bytes
