@@ -1225,6 +1225,17 @@ def _no_grad_hint(where:str, e)->str|None:
             "run a forward under torch.no_grad(), where no tensor needs a gradient: guard the hook with "
             "`if t.requires_grad:`")
 
+def _n_inp_hint(spec:StepSpec, name:str, e)->str|None:
+    "Why the model's own call failed: its forward takes another count of inputs than the batch's split gives it"
+    if name != '(the model)' or not isinstance(e, TypeError) or 'positional argument' not in str(e): return None
+    tb = e.__traceback__
+    while tb.tb_next is not None: tb = tb.tb_next
+    if not tb.tb_frame.f_code.co_filename.endswith(os.path.join('nn', 'modules', 'module.py')): return None  # inside
+    n = len(split_batch(spec.batch, spec.n_inp)[0])
+    said = f"n_inp={spec.n_inp}" if spec.n_inp is not None else "n_inp not given: all but the last item, as fastai"
+    return (f"n_inp: {spec.name}'s forward does not take the {n} inputs the batch gives it ({said}): {_first_line(e)}; "
+            "a batch's first n_inp items are the inputs and the rest the targets: pass the n_inp its forward takes")
+
 def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
     "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"
     shape = spec.input_shape
@@ -1259,7 +1270,7 @@ def _failures_named(model, spec:StepSpec):
                                  f"bytes) in {where}: {_first_line(e)}") from None
             if (hint := _input_shape_hint(spec, name, m, shapes) or _dtypes_hint(spec, model, where, e)
                     or _autocast_mix_hint(spec, where, e) or _kernel_dtype_hint(spec, where, e)
-                    or _no_grad_hint(where, e)):
+                    or _no_grad_hint(where, e) or _n_inp_hint(spec, name, e)):
                 raise ValueError(hint) from None
             if isinstance(e, (AssertionError, ValueError)):  # the model's own check, in Python: not a kernel's
                 raise ValueError(f"input_shape or batch: the model refuses this input shape: {_first_line(e)} "
