@@ -1414,7 +1414,23 @@ def predict_memory(model:nn.Module|str, # the model, or a name for `get_model`
     spec = step_spec(model, input_shape, bs, precision, opt, checkpoint, n_acc, n_gpus, strategy, batch=batch,
                      n_inp=n_inp, loss_func=loss_func, splitter=splitter, device=device, attribute=attribute,
                      blocks=blocks, loader_held=loader_held, loader_work=loader_work)
+    _check_eager(spec)
     with _hook_containers_kept(spec.model): return _predict_long(spec)  # one full step, or from short ones (below)
+
+def _check_eager(spec:StepSpec):
+    "Refuse a model holding TorchScript modules before any work: the fake step copies and hooks eager modules only"
+    # measured: `torch.jit.script` and `trace` failed inside the fake step (no forward hooks; a scripted part failed
+    # with an AttributeError), while `measure_memory` runs them
+    scripted = []  # the outermost ones: what is inside a scripted module is scripted too
+    for n, m in spec.model.named_modules():
+        if isinstance(m, torch.jit.ScriptModule) and not any(n.startswith(f'{s}.') or not s for s in scripted):
+            scripted.append(n)
+    if scripted:
+        names = '`, `'.join(scripted[:3])
+        said = 'is a TorchScript module' if scripted == [''] else f"holds TorchScript modules (`{names}`)"
+        raise ValueError(f"model: {spec.name} {said}: predict_memory "
+                         "runs the eager model's step; predict the model before torch.jit.script/trace, or "
+                         "measure_memory this one")
 
 # %% ../nbs/09_fake_step.ipynb #ls27c1
 class _LiveCurve:
