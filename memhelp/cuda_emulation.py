@@ -693,7 +693,12 @@ _SCRATCH = {_aten.convolution.default: _conv_scratch, _aten.convolution_backward
 # fp16, contiguous, transposed and strided; `grid_sampler_3d` and its backward, added at stop 55 after a volumetric
 # `F.grid_sample` showed them unknown: none in float32/64, bf16 and fp16, inputs, grids and gradients contiguous or
 # permuted, every interpolation and padding mode, at 1 and 2 threads). `copy_` and `_to_copy`, listed from the audit,
-# were taken off at stop 59: a transposed matrix of 60 x 60 values or more is copied through a buffer (rules below)
+# were taken off at stop 59: a transposed matrix of 60 x 60 values or more is copied through a buffer (rules below).
+# `randn_like`, `normal_`, `_is_all_true`, `floor_divide`, `squeeze_` (and `.dims`) and `complex`, added at stop 67
+# after a sweep showed them unknown (a VAE's reparameterization and `torch.distributions`' check, Mixtral's routing,
+# `torch.vmap`, complex features): none in float32/64, bf16 and fp16 (`complex`: float32/64), contiguous, transposed
+# and strided inputs, at 1 and 2 threads (`track_memory(kernel_scratch=True)` around each call); `bucketize` copied a
+# non-contiguous input there and `histc` kept a histogram per thread (both unknown)
 _NO_SCRATCH = frozenset('''
 _local_scalar_dense _unsafe_view argmax bernoulli_.float constant_pad_nd flip
 grid_sampler_2d hardsigmoid_backward hardswish_ hardswish_backward index.Tensor index_put
@@ -701,7 +706,7 @@ masked_fill_.Scalar nll_loss_backward select_backward slice_backward stack topk 
 unsafe_split.Tensor max.dim mse_loss_backward zero_ nonzero empty_like ones_like zeros_like new_empty
 new_empty_strided new_zeros fill_.Scalar fill_.Tensor unsqueeze_ squeeze_.dim dot vdot full_like as_strided_
 new_ones new_full exponential_ grid_sampler_3d grid_sampler_3d_backward
-hardswish'''.split()) | frozenset('''
+hardswish randn_like normal_ _is_all_true floor_divide squeeze_ squeeze_.dims complex'''.split()) | frozenset('''
 elu_backward glu glu_backward hardtanh_backward leaky_relu_backward log_sigmoid_backward mish_backward softplus_backward
 _prelu_kernel _prelu_kernel_backward rrelu_with_noise_backward'''.split()) | frozenset('''
 _fused_adam_ _fused_adamw_ _fused_sgd_ _fused_adagrad_'''.split())

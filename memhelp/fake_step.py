@@ -640,6 +640,7 @@ class _KnownValues(TorchDispatchMode):
         ins = tensors_in([list(args), kwargs])
         if func == _PACK: return _packed(self, *args, **kwargs)  # below: sizes from the known lengths alone
         if func in _DRAWS: return _largest_draw(self, func, args, kwargs)
+        if func is _ALL_TRUE: return _passed_check(self, func, args, kwargs)
         if func in _MASK_INDEXED and any(_is_mask(m) for m in args[1]):  # sizes from the masks' True elements
             args, temp = _masks_as_indices(self, args)
             out = self.follow(func, args, kwargs)
@@ -690,6 +691,16 @@ def _largest_draw(known:_KnownValues, func, args, kwargs):
         top = torch.full(out.shape, float(top), dtype=out.dtype)
         known.values[out] = torch.nextafter(top, top - 1)  # a draw is below its bound: the largest value that is
     known.unknowns[_DRAW_TAKEN] = None
+    return out
+
+_ALL_TRUE = torch.ops.aten._is_all_true.default  # `torch.distributions`' check of its arguments (`validate_args`)
+
+def _passed_check(known:_KnownValues, func, args, kwargs):
+    "`_is_all_true` of a check (a `Normal`'s scale > 0), followed as True: a step that runs passed it, at the same cost"
+    # the check's comparison is made and freed as in a real step; only its answer, which decides nothing but whether
+    # the step raises, is taken (a VAE's `Normal(mu, std).rsample()` was refused: its values were not followed)
+    out = func(*args, **kwargs)
+    with _disable_current_modes(): known.values[out] = torch.tensor(True)
     return out
 
 _CONSTANT_FACTORIES = {torch.ops.aten.ones, torch.ops.aten.zeros, torch.ops.aten.full, torch.ops.aten.arange}
