@@ -871,6 +871,14 @@ def _table_text(df:pd.DataFrame)->str:
     notes = [f"{t}: {n}" for t, n in zip(df.technique, df.get('note', [''] * len(df))) if n]
     return out.drop(columns='note', errors='ignore').to_string(index=False) + ''.join(f'\n{n}' for n in notes)
 
+def _none_fits(precision:str, opt:str, strategy:str)->str:
+    "The CLI's last line when no row fits: the levers the table does not try, as options to pass, then the rest"
+    untried = [o for o, on in (("--precision pure_bf16 (no float32 weights)", precision != 'pure_bf16'),
+                               ("--opt sgd (no optimizer state)", opt != 'sgd'),
+                               ("--n_gpus N --strategy fsdp (the state sharded over N devices)", strategy != 'fsdp')) if on]
+    return ("\nNothing in the table fits. Not tried here: " + "; ".join(untried) + "; else a larger budget or a "
+            "smaller model." if untried else "\nNothing in the table fits: a larger budget or a smaller model.")
+
 def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='cuda', n_gpus=1, strategy='ddp',
                 alloc_conf=None)->str:
     "The CLI's answer, checked and formatted"
@@ -887,7 +895,7 @@ def _cli_answer(model, size, bs, budget, precision='fp32', opt='adam', device='c
     table = _table_text(df)
     best = df[df.fits & (df.technique != 'as is')].head(1)
     advice = (f"\nTry first: {best.technique.item()} ({best.settings.item()})."
-              if verdict != 'fits' and len(best) else '')
+              if verdict != 'fits' and len(best) else _none_fits(precision, opt, strategy) if not df.fits.any() else '')
     where = f" per device, {n_gpus} devices ({strategy.upper()})" if n_gpus > 1 else ''
     alone = (f"\n(strategy {strategy} ignored: one device has nothing to shard; give n_gpus 2 or more)"
              if n_gpus == 1 and strategy != 'ddp' else '')
