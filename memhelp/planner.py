@@ -873,9 +873,10 @@ def _table_text(df:pd.DataFrame)->str:
 
 def _none_fits(precision:str, opt:str, strategy:str)->str:
     "The CLI's last line when no row fits: the levers the table does not try, as options to pass, then the rest"
-    untried = [o for o, on in (("--precision pure_bf16 (no float32 weights)", precision != 'pure_bf16'),
-                               ("--opt sgd (no optimizer state)", opt != 'sgd'),
-                               ("--n_gpus N --strategy fsdp (the state sharded over N devices)", strategy != 'fsdp')) if on]
+    levers = (("--precision pure_bf16 (no float32 weights)", precision != 'pure_bf16'),
+              ("--opt sgd (no optimizer state)", opt != 'sgd'),
+              ("--n_gpus N --strategy fsdp (the state sharded over N devices)", strategy != 'fsdp'))
+    untried = [o for o, on in levers if on]
     return ("\nNothing in the table fits. Not tried here: " + "; ".join(untried) + "; else a larger budget or a "
             "smaller model." if untried else "\nNothing in the table fits: a larger budget or a smaller model.")
 
