@@ -31,7 +31,7 @@ from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_la
                           asks_fake_device, round_up, note_kernel_scratch, still_running)
 from .peak import tensors_in, held_tensors, attribute_memory, plot_timeline
 from .distributed import fake_world, shard_model, run_ranks, preload_ranks, fsdp_blocks, held_collectives
-from .step import (StepSpec, step_spec, map_tensors, split_batch, opt_name, OPTIMIZERS, named_model,
+from .step import (StepSpec, step_spec, map_tensors, float_preds, split_batch, opt_name, OPTIMIZERS, named_model,
                           checkpointed, checkpointed_starts, hf_masks_as_run, hf_checkpointing, PRECISIONS,
                           sentence_encoder_tail, repeated_blocks, layer_structure, model_fingerprint,
                           forget_cast_copies, shape_only_copy)
@@ -90,17 +90,7 @@ def plain_fastai_losses():
 def _loop_pred(pred, precision):
     "The predictions as fastai's loop keeps them: in float32 under autocast (`MixedPrecision.after_pred`), else as is"
     if PRECISIONS[precision] is None: return pred  # fp32, pure_bf16: no `MixedPrecision` callback, no cast
-    # fastai's `to_float` fails on what it cannot walk (transformers' `DynamicCache`); `map_tensors` leaves it as is
-    out = map_tensors(pred, lambda t: t.float() if t.is_floating_point() else t)
-    return _same_mapping(pred, out)  # a `ModelOutput` stays one: `lambda o: o.loss` works in bf16 as in fp32
-
-def _same_mapping(like, d):
-    "`d` (a dict of `like`'s keys) as `like`'s own mapping type where it is made from keywords, else `d` as it is"
-    # fastai's `to_float` makes a transformers `ModelOutput` a plain dict (the same tensors, so the same bytes)
-    if type(like) is dict or not isinstance(like, Mapping) or not isinstance(d, Mapping): return d
-    try: out = type(like)(**d)
-    except Exception: return d  # a mapping not made from its keys as keywords: a plain dict, as fastai's
-    return out if isinstance(out, Mapping) and list(out.keys()) == list(d.keys()) else d
+    return float_preds(pred)  # a `ModelOutput` stays one: `lambda o: o.loss` works in bf16 as in fp32
 
 def _pred_tensors(x, depth:int=2)->list:
     "The tensors in predictions `x`, in objects too, `depth` deep: transformers' `DynamicCache` keeps its keys there"

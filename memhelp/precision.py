@@ -13,7 +13,6 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 from fastcore.basics import patch
-from fastai.torch_core import to_float
 from fastai.callback.core import Callback, CancelStepException
 from fastai.callback.fp16 import MixedPrecision
 from fastai.callback.progress import ProgressCallback
@@ -26,7 +25,7 @@ from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
 from .cuda_emulation import onednn_lstm_fails
 from .models import small_cnn, LSTMLM
-from .step import AutocastPrecision  # the marker the planner reads a learner's precision from
+from .step import AutocastPrecision, float_preds  # the marker the planner reads a precision from; the cast
 
 # %% auto #0
 __all__ = ['check_scaler_kwargs', 'DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'precision_run']
@@ -87,7 +86,8 @@ class _AutocastBatches(ClosingCallback):
         self.close()
         self.hold(torch.autocast(self.device_type, dtype=self.dtype))
         if self.lstm_fallback: self.hold(_onednn_off())
-    def after_pred(self): self.learn.pred = to_float(self.pred)  # the loss in float32, as fastai does
+    def after_pred(self): self.learn.pred = float_preds(self.pred)  # the loss in float32, as fastai does (a
+    # transformers `ModelOutput` kept: fastai's `to_float` makes it a dict, where a loss reading `o.loss` fails)
     def after_loss(self): self.close()
     def after_batch(self): self.close()
     def after_fit(self): self.close(); _unguard(self.learn)

@@ -25,8 +25,8 @@ from .core import check_int, check_choice, check_device, check_bool
 from .allocator import MIN_BLOCK
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'opt_name', 'AutocastPrecision', 'get_model',
-           'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
+__all__ = ['PRECISIONS', 'WEIGHT_DTYPES', 'OPTIMIZERS', 'map_tensors', 'float_preds', 'opt_name', 'AutocastPrecision',
+           'get_model', 'named_model', 'check_sequential', 'segment_sizes', 'checkpoint_model', 'uncheckpoint_model',
            'checkpoint_layers', 'layer_structure', 'repeated_blocks', 'block_runs', 'checkpoint_parts', 'checkpointed',
            'checkpointed_starts', 'hf_masks_as_run', 'sentence_encoder_tail', 'split_batch', 'check_step_options',
            'hf_checkpointing', 'model_fingerprint', 'shape_only_copy', 'forget_cast_copies', 'StepSpec', 'step_spec']
@@ -41,6 +41,17 @@ def map_tensors(x, f):
     if isinstance(x, Mapping): return {k: map_tensors(v, f) for k, v in x.items()}
     if isinstance(x, tuple) and hasattr(x, '_fields'): return type(x)(*(map_tensors(o, f) for o in x))  # named tuples
     return type(x)(map_tensors(o, f) for o in x) if isinstance(x, (tuple, list)) else x
+
+# %% ../nbs/07_step.ipynb #fp27c1
+def float_preds(pred):
+    "`pred` with each floating tensor in float32 (the loss under autocast); a transformers `ModelOutput` stays one"
+    # fastai's `to_float` makes a `ModelOutput` a plain dict (a loss reading `o.loss` then fails) and fails on objects
+    # it cannot walk (transformers' `DynamicCache`), which `map_tensors` leaves as they are
+    out = map_tensors(pred, lambda t: t.float() if t.is_floating_point() else t)
+    if type(pred) is dict or not isinstance(pred, Mapping): return out
+    try: kept = type(pred)(**out)  # a mapping made from its keys as keywords; any other: a plain dict, as fastai's
+    except Exception: return out
+    return kept if isinstance(kept, Mapping) and list(kept.keys()) == list(out.keys()) else out
 
 # %% ../nbs/07_step.ipynb #4a4e15b4
 # a step's precision -> autocast's dtype (None: no autocast)
