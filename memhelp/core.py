@@ -319,6 +319,7 @@ class _StorageBook:
         self.alloc = None  # an `_AllocatorBook` when the budget is decided as CUDA's caching allocator would
         # kernels' scratch told by `note_kernel_scratch`; bytes alive that no operator made, by `note_untracked`
         self.noted_peak, self.noted_unknown, self.untracked = 0, False, 0
+        self.uncounted = 0  # outputs with no single storage (sparse, nested tensors): seen, their bytes not counted
 
     def _release(self, key):
         n = self.nbytes.pop(key, 0)
@@ -351,7 +352,7 @@ class _StorageCounter(_StorageBook):
             for p in _plain_tensors(t): self._seen(p, aliased, inputs)  # a DTensor holds its local shard only
             return
         try: st = t.untyped_storage()
-        except (RuntimeError, NotImplementedError): return  # sparse tensors have no single storage
+        except (RuntimeError, NotImplementedError): self.uncounted += 1; return  # sparse: no single storage
         key, old = id(st), self.nbytes.get(id(st))
         if old is None:
             if aliased or key in inputs: return
@@ -533,6 +534,7 @@ class MemTrace:
     # 'tracked', once ended: the peak with the kernels' scratch that `note_kernel_scratch` told of (an emulation's);
     # None when a kernel's could not be told
     noted_peak: int|None = None
+    uncounted: int = 0  # 'tracked', once ended: outputs with no single storage (sparse tensors), not counted
     _peak: int = field(default=0, repr=False)
     _adopted: dict|None = field(default=None, repr=False)  # with `kernel_scratch`: storage id -> `_AdoptedStorage`
 
@@ -695,6 +697,7 @@ def _end_tracked(trace, mode):
     "Final figures of a 'tracked' `trace`; its tracker forgets everything"
     trace._peak, trace.end = mode.peak, mode.current
     trace.noted_peak = None if mode.noted_unknown else max(mode.noted_peak, mode.peak)
+    trace.uncounted = mode.uncounted
     mode.stop(); mode.observer = None; _open_modes.discard(mode); _watch_storages(False)
 
 # %% ../nbs/00_core.ipynb #c07e0a03

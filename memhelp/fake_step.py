@@ -1359,6 +1359,12 @@ _CUDNN_RNN = ("cuDNN's RNN kernel: on a GPU the recurrent layers keep cuDNN's ow
               "sized by cuDNN; the plan counts PyTorch's step-by-step kernels instead")
 _FALLBACK = ("`{}` has no fake kernel: run for real on zeros to learn its output's shape; what it allocates inside is "
              "not counted")
+_UNCOUNTED = ("the step makes tensors with no single storage (sparse, nested): the tracker does not count their indices "
+              "and values, so the figures are low by those bytes")
+
+def _uncounted(tr)->tuple:
+    "`_UNCOUNTED` in a tuple if the step's trace `tr` saw such tensors, else nothing"
+    return (_UNCOUNTED,) if tr.uncounted else ()
 
 # %% ../nbs/09_fake_step.ipynb #c07e0e01
 _FAKE_FAILURES = (RuntimeError, NotImplementedError, TypeError, AssertionError)
@@ -1381,7 +1387,7 @@ def _predict_one(spec:StepSpec)->MemPlan:
     events = _steady_trace(rec.events, rec.start) if cuda else None
     return _memplan(spec, mm, held, peak, measured=False, trace=tr if spec.attribute else None, events=events,
                     reserved=None if events is None else replay(events, timeline=False).reserved_peak,
-                    unknowns=tuple(known.unknowns),
+                    unknowns=(*known.unknowns, *_uncounted(tr)),
                     kernel_scratch=tr.noted_scratch if spec.device.type == 'cpu' else None)  # emulated (08)
 
 # %% ../nbs/09_fake_step.ipynb #8ba4a2b9
@@ -2181,7 +2187,7 @@ def _measure_one(spec:StepSpec, scratch:bool=False)->MemPlan:
         mm = model_memory(real, o, round_to=spec.round_to)
     del real, o
     return _memplan(spec, mm, held, peak, measured=True, trace=tr if spec.attribute else None,
-                    kernel_scratch=max(tr.kernel_scratch, 0) if scratch else None)
+                    kernel_scratch=max(tr.kernel_scratch, 0) if scratch else None, unknowns=_uncounted(tr))
 
 # %% ../nbs/09_fake_step.ipynb #74e27226
 def measure_memory(model:nn.Module, # the model: a real copy of it is trained
