@@ -1359,8 +1359,8 @@ _CUDNN_RNN = ("cuDNN's RNN kernel: on a GPU the recurrent layers keep cuDNN's ow
               "sized by cuDNN; the plan counts PyTorch's step-by-step kernels instead")
 _FALLBACK = ("`{}` has no fake kernel: run for real on zeros to learn its output's shape; what it allocates inside is "
              "not counted")
-_UNCOUNTED = ("the step makes tensors with no single storage (sparse, nested): the tracker does not count their indices "
-              "and values, so the figures are low by those bytes")
+_UNCOUNTED = ("the step makes tensors with no single storage (sparse, nested): the tracker does not count their "
+              "indices and values, so the figures are low by those bytes")
 
 def _uncounted(tr)->tuple:
     "`_UNCOUNTED` in a tuple if the step's trace `tr` saw such tensors, else nothing"
