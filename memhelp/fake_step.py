@@ -1229,13 +1229,15 @@ def _no_grad_hint(where:str, e)->str|None:
 def _n_inp_hint(spec:StepSpec, name:str, e)->str|None:
     "Why the model's own call failed: its forward takes another count of inputs than the batch's split gives it"
     if name != '(the model)' or not isinstance(e, TypeError) or 'positional argument' not in str(e): return None
+    if not spec.batch_given: return None  # the batch made from `input_shape`: one input, which n_inp cannot change
     tb = e.__traceback__
     while tb.tb_next is not None: tb = tb.tb_next
     if not tb.tb_frame.f_code.co_filename.endswith(os.path.join('nn', 'modules', 'module.py')): return None  # inside
     n = len(split_batch(spec.batch, spec.n_inp)[0])
     said = f"n_inp={spec.n_inp}" if spec.n_inp is not None else "n_inp not given: all but the last item, as fastai"
-    return (f"n_inp: {spec.name}'s forward does not take the {n} inputs the batch gives it ({said}): {_first_line(e)}; "
-            "a batch's first n_inp items are the inputs and the rest the targets: pass the n_inp its forward takes")
+    return (f"n_inp: {spec.name}'s forward does not take the {n} input{'s' * (n != 1)} the batch gives it ({said}): "
+            f"{_first_line(e)}; a batch's first n_inp items are the inputs and the rest the targets: pass the n_inp "
+            "its forward takes")
 
 def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|None:
     "How `input_shape` should read, where `m`, a 2d convolution given the batch's first input as is, refused it"

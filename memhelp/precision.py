@@ -25,7 +25,7 @@ from .callback import MemRecorder, ClosingCallback
 from .data import get_image_dls
 from .cuda_emulation import onednn_lstm_fails
 from .models import small_cnn, LSTMLM
-from .step import AutocastPrecision, float_preds  # the marker the planner reads a precision from; the cast
+from .step import AutocastPrecision, float_preds  # the planner's marker of a precision; the loss's cast
 
 # %% auto #0
 __all__ = ['check_scaler_kwargs', 'DeviceAMP', 'mem_summary', 'compare_precisions', 'digits_dls', 'precision_run']
