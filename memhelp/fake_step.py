@@ -588,6 +588,7 @@ class _KnownValues(TorchDispatchMode):
         self.target = 'cpu'  # the device the step is for (`_unknowns_noted` sets it)
         # buffers whose values are not followed: (name, on the meta device); `read`: the first one a kernel read
         self.unread, self.read = WeakIdKeyDictionary(), None
+        self.subclassed = WeakIdKeyDictionary()  # the batch's fakes made for fastai tensors (`TensorImage`...)
         self.kernels = None  # the CPU's rules, run in this mode's dispatch (08's `target_kernels(..., within=self)`)
     def beat(self):
         "Say that the step still runs, once every `_BEAT_S` seconds"
@@ -773,7 +774,7 @@ def _hf_masks(known:_KnownValues):
 
 # %% ../nbs/09_fake_step.ipynb #pk27i1
 from functools import partial
-from torch.overrides import TorchFunctionMode
+from torch.overrides import TorchFunctionMode, get_default_nowrap_functions
 
 # %% ../nbs/09_fake_step.ipynb #pk27c1
 _PACK = torch.ops.aten._pack_padded_sequence.default
@@ -859,6 +860,7 @@ def _make_batch(batch, bs, dev, known=None):
     def one(t):  # a leaf of the step's own, needing a gradient where `t` does (a user's adversarial or saliency batch)
         with _disable_current_modes(): d = t.detach()  # a real tensor, as it is (a fake mode would make a fake)
         out = made(d)  # the user's tensor never in the step's graph: no gradient left on it
+        if known is not None and isinstance(t, TensorBase): known.subclassed[out] = True  # `_FastaiAliases`
         return out.requires_grad_() if t.requires_grad and out.is_floating_point() else out
     def made(t):
         shape = () if not t.ndim else (bs, *t.shape[1:]) if len(t) == rows else tuple(t.shape)
@@ -874,6 +876,23 @@ def _make_batch(batch, bs, dev, known=None):
         if values is None: known.unfollowed.append(math.prod(shape) * t.element_size()); return fake
         return known.know(fake, values)
     return map_tensors(batch, one)
+
+# %% ../nbs/09_fake_step.ipynb #fa27c1
+class _FastaiAliases(TorchFunctionMode):
+    "Results of calls on fastai tensors' fakes as aliases, as `TensorBase.__torch_function__` makes them"
+    def __init__(self, marked:WeakIdKeyDictionary): super().__init__(); self.marked = marked
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))  # this mode is off inside: its own calls are not seen again
+        if func in get_default_nowrap_functions(): return out  # torch's `_convert` leaves these as they are
+        if not any(t in self.marked for t in tensors_in([list(args), kwargs or {}])): return out
+        return self._aliased(out)
+    def _aliased(self, out):
+        "`out` as `as_subclass` leaves it: a new tensor an alias (`aten.alias`, a view), the same one (in place) as is"
+        if isinstance(out, torch.Tensor):
+            if out in self.marked: return out
+            alias = torch.ops.aten.alias.default(out); self.marked[alias] = True; return alias
+        if isinstance(out, (tuple, list)) and not hasattr(out, '_fields'): return type(out)(map(self._aliased, out))
+        return out
 
 # %% ../nbs/09_fake_step.ipynb #cfa1060f
 def _buffers_known(shadow, model, known:_KnownValues):
@@ -991,7 +1010,8 @@ def _step_peak(model, opt, spec:StepSpec, known=None, rec:AllocRecorder=None, sc
         del older  # the loop's `enumerate` now holds the new batch
         if spec.attribute: tr.attribution.set_kind(tensors_in([xb, yb, previous, raw]), 'batch', '(batch)')
         # fake: fastai's losses without the `TensorBase` fakes refuse (its float64 cast kept), those made in `loss_func`
-        with plain_fastai_losses() if fake else contextlib.nullcontext():
+        aliases = _FastaiAliases(known.subclassed) if fake and len(known.subclassed) else contextlib.nullcontext()
+        with plain_fastai_losses() if fake else contextlib.nullcontext(), aliases:
             try: fastai_step(model, opt, xb, spec.precision, previous, yb, loss_func, amp)
             except RuntimeError as e:
                 if spec.checkpoint and 'modified by an inplace operation' in str(e):
