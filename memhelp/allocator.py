@@ -4,7 +4,8 @@
 
 # %% ../nbs/06_allocator.ipynb #708bc721
 from __future__ import annotations
-import bisect, math, time
+import bisect, gc, math, time
+from contextlib import contextmanager
 from dataclasses import dataclass
 import torch, pandas as pd
 from fastcore.basics import patch
@@ -589,6 +590,18 @@ class AllocReplay:
         return (f"AllocReplay(allocated_peak={self.allocated_peak}, reserved_peak={self.reserved_peak}, "
                 f"steps={len(self.steps)}, fits={self.fits})")
 
+# %% ../nbs/06_allocator.ipynb #gc27p1
+@contextmanager
+def _gc_paused():
+    "Python's cyclic garbage collector off inside the block, then as it was"
+    # a replay's blocks make no garbage the collector must find (merged ones are freed by reference counting), but its
+    # full passes walk every block alive: awd_lstm's 16k-token CUDA plan took 16.8 s with them, 13.3 s without (this
+    # CPU, 2 cores, one process at a time, measured once each); its host memory grew 8 MB more
+    was = gc.isenabled(); gc.disable()
+    try: yield
+    finally:
+        if was: gc.enable()
+
 # %% ../nbs/06_allocator.ipynb #83051d41
 def replay(events, # a trace: (key, nbytes) pairs in order (a list or any iterable), `STEP_END` / `EMPTY_CACHE` marks
            capacity:int|None=None, # bytes the allocator may reserve (`device_budget`); None: unlimited
@@ -603,31 +616,32 @@ def replay(events, # a trace: (key, nbytes) pairs in order (a list or any iterab
     st, malloc, free, pop = a.stats, a.malloc, a.free, live.pop
     of = f" of {len(events):,}" if isinstance(events, (list, tuple)) else ''  # one written out as it is read: not known
     i = 0
-    try:
-        for i, (key, n) in enumerate(events):
-            if not i & 0xFFFF and time.perf_counter() - said >= 10:  # a long trace (millions of events) is not silent
-                said = time.perf_counter(); print(f"replay: event {i:,}{of} ({said - t0:.0f} s)", flush=True)
-            if key in _MARKS:  # one lookup: most keys are storages, and comparing each with both marks costs more
-                if key == STEP_END:
-                    steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
-                a.empty_cache()
-            else:
-                old = pop(key, None)
-                if n > 0:
-                    try: live[key] = malloc(n)
-                    except torch.OutOfMemoryError as e:
-                        oom = dict(event=i, step=step, key=key, nbytes=n, message=str(e)); break
-                elif n != 0: raise ValueError(f"got {n!r}")
-                elif old is None: raise ValueError(f"it frees {key!r}, which is not allocated")
-                if old is not None: free(old)
-            al, re_ = st['allocated_bytes'], st['reserved_bytes']
-            opened = True  # a step with events since the last STEP_END: its row is added at the end
-            if add: add((i, step, al, re_))
-            if al > pa: pa = al
-            if re_ > pr: pr = re_
-    except (TypeError, ValueError) as e:  # a malformed event: say which, before any figure is given
-        raise ValueError(f"events: event {i} must be (key, bytes), bytes an int >= 0 (0: the free of an allocated "
-                         f"key); {str(e).removeprefix('nbytes: must be an int >= 0, ')}") from None
+    with _gc_paused():
+        try:
+            for i, (key, n) in enumerate(events):
+                if not i & 0xFFFF and time.perf_counter() - said >= 10:  # millions of events: not silent
+                    said = time.perf_counter(); print(f"replay: event {i:,}{of} ({said - t0:.0f} s)", flush=True)
+                if key in _MARKS:  # one lookup: most keys are storages, and comparing each with both marks costs more
+                    if key == STEP_END:
+                        steps.append([step, pa, pr, a.allocated, a.reserved]); step += 1; pa = pr = opened = 0; continue
+                    a.empty_cache()
+                else:
+                    old = pop(key, None)
+                    if n > 0:
+                        try: live[key] = malloc(n)
+                        except torch.OutOfMemoryError as e:
+                            oom = dict(event=i, step=step, key=key, nbytes=n, message=str(e)); break
+                    elif n != 0: raise ValueError(f"got {n!r}")
+                    elif old is None: raise ValueError(f"it frees {key!r}, which is not allocated")
+                    if old is not None: free(old)
+                al, re_ = st['allocated_bytes'], st['reserved_bytes']
+                opened = True  # a step with events since the last STEP_END: its row is added at the end
+                if add: add((i, step, al, re_))
+                if al > pa: pa = al
+                if re_ > pr: pr = re_
+        except (TypeError, ValueError) as e:  # a malformed event: say which, before any figure is given
+            raise ValueError(f"events: event {i} must be (key, bytes), bytes an int >= 0 (0: the free of an allocated "
+                             f"key); {str(e).removeprefix('nbytes: must be an int >= 0, ')}") from None
     if oom is not None or opened: steps.append([step, pa, pr, a.allocated, a.reserved])
     return AllocReplay(a, rows, steps, oom, time.perf_counter() - t0)
 
