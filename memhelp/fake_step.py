@@ -947,6 +947,10 @@ def _loss_failed(e:_LossFailed, real:bool=False)->ValueError:
                       f"{', '.join(map(str, e.shapes))}): {_first_line(e.error)}" + ("" if real else
                       "; measure_memory on a small batch tells whether a real step fails the same"))
 
+def _worded(e:ValueError)->ValueError:
+    "`e`, a refusal this module worded inside a step, marked so: `_failures_named` passes it on as it is"
+    e.memhelp_worded = True; return e  # an attribute, not a subclass: the user sees a plain ValueError
+
 def _inplace_start(spec:StepSpec, model, e)->ValueError:
     "The error for a checkpointed step whose backward found a kept input overwritten: the segments' in-place starts"
     inplace = lambda l: getattr(l, 'inplace', False) is True and next(l.children(), None) is None
@@ -957,8 +961,9 @@ def _inplace_start(spec:StepSpec, model, e)->ValueError:
     verb = 'overwrites' if len(starts) == 1 else 'overwrite'
     why = (f": {', '.join(starts)} {verb} the input its segment keeps to run again" if starts else
            ": an operation in place at a segment's start (a functional `relu_`, `+=`?) overwrites its kept input")
-    return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
-                      f"); plan another number of segments (0: none), or make that operation not in place")
+    return _worded(ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ("
+                              f"{_first_line(e)}); plan another number of segments (0: none), or make that operation "
+                              "not in place"))
 
 def _loader_draws(spec:StepSpec, known, mark)->tuple:
     "(the batch before the last: free it once the batch is made, what the transforms keep: free it after the step)"
@@ -1281,7 +1286,10 @@ def _failures_named(model, spec:StepSpec):
     with _module_stack(model) as stack:
         try: yield
         except (RuntimeError, TypeError, AssertionError, ValueError) as e:
-            if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)) or not stack: raise
+            # a checkpoint's recompute stops early by raising through the forwards it ran, whose modules stay listed:
+            # an error after it (in backward) finds modules that no longer run, and one of ours is worded already
+            if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)) or getattr(e, 'memhelp_worded', 0): raise
+            if not stack: raise
             name, m, shapes = stack[-1]
             where = (f"{spec.name}'s module `{name}` ({type(m).__name__}) given inputs of shape "
                      f"{', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch {spec.micro_bs})")
