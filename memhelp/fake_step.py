@@ -4,8 +4,8 @@
 
 # %% ../nbs/09_fake_step.ipynb #12706b5e
 from __future__ import annotations
-import collections, contextlib, copy, dataclasses, dis, functools, inspect, logging, math, os, re, threading, time
-import types, weakref, warnings
+import collections, contextlib, copy, dataclasses, dis, functools, inspect, logging, math, os, re, sys, threading
+import time, types, weakref, warnings
 warnings.filterwarnings('ignore', message='`torch.jit.script` is deprecated')  # fastai's layers use it at import
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -947,10 +947,6 @@ def _loss_failed(e:_LossFailed, real:bool=False)->ValueError:
                       f"{', '.join(map(str, e.shapes))}): {_first_line(e.error)}" + ("" if real else
                       "; measure_memory on a small batch tells whether a real step fails the same"))
 
-def _worded(e:ValueError)->ValueError:
-    "`e`, a refusal this module worded inside a step, marked so: `_failures_named` passes it on as it is"
-    e.memhelp_worded = True; return e  # an attribute, not a subclass: the user sees a plain ValueError
-
 def _inplace_start(spec:StepSpec, model, e)->ValueError:
     "The error for a checkpointed step whose backward found a kept input overwritten: the segments' in-place starts"
     inplace = lambda l: getattr(l, 'inplace', False) is True and next(l.children(), None) is None
@@ -961,9 +957,8 @@ def _inplace_start(spec:StepSpec, model, e)->ValueError:
     verb = 'overwrites' if len(starts) == 1 else 'overwrite'
     why = (f": {', '.join(starts)} {verb} the input its segment keeps to run again" if starts else
            ": an operation in place at a segment's start (a functional `relu_`, `+=`?) overwrites its kept input")
-    return _worded(ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ("
-                              f"{_first_line(e)}); plan another number of segments (0: none), or make that operation "
-                              "not in place"))
+    return ValueError(f"checkpoint: {spec.name} in {spec.checkpoint} segments fails in backward{why} ({_first_line(e)}"
+                      f"); plan another number of segments (0: none), or make that operation not in place")
 
 def _loader_draws(spec:StepSpec, known, mark)->tuple:
     "(the batch before the last: free it once the batch is made, what the transforms keep: free it after the step)"
@@ -1203,13 +1198,18 @@ def _warm_shadow(spec:StepSpec)->tuple:
 @contextmanager
 def _module_stack(model):
     "A list, kept while the block runs, of `model`'s modules whose forward is running: (name, module, input shapes)"
+    # a forward that raises leaves the list too (a checkpoint's recompute stops early by raising through the forwards
+    # it ran): an error found later, in backward, is not blamed on a module that no longer runs
     names, stack = {id(m): n or '(the model)' for n, m in model.named_modules()}, []
     def pre(m, args):
         if id(m) in names: stack.append((names[id(m)], m, [tuple(t.shape) for t in tensors_in(list(args))]))
-    def post(m, args, out):
-        if stack and stack[-1][1] is m: stack.pop()
+    def post(m, args, out):  # also where the forward raised (`always_call`): an error keeps the first module it left
+        if not stack or stack[-1][1] is not m: return
+        e = sys.exc_info()[1]  # the error leaving the forward, if any
+        if e is not None and not hasattr(e, 'memhelp_module'): e.memhelp_module = stack[-1]
+        stack.pop()
     hooks = [nn.modules.module.register_module_forward_pre_hook(pre),
-             nn.modules.module.register_module_forward_hook(post)]
+             nn.modules.module.register_module_forward_hook(post, always_call=True)]
     try: yield stack
     finally:
         for h in hooks: h.remove()
@@ -1283,14 +1283,12 @@ def _input_shape_hint(spec:StepSpec, name:str, m:nn.Module, shapes:list)->str|No
 @contextmanager
 def _failures_named(model, spec:StepSpec):
     "Inside the block, an error raised in a module of `model` becomes a ValueError naming it and its inputs' shapes"
-    with _module_stack(model) as stack:
+    with _module_stack(model):
         try: yield
         except (RuntimeError, TypeError, AssertionError, ValueError) as e:
-            # a checkpoint's recompute stops early by raising through the forwards it ran, whose modules stay listed:
-            # an error after it (in backward) finds modules that no longer run, and one of ours is worded already
-            if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)) or getattr(e, 'memhelp_worded', 0): raise
-            if not stack: raise
-            name, m, shapes = stack[-1]
+            at = getattr(e, 'memhelp_module', None)  # the innermost module whose forward it left; None: no forward
+            if isinstance(e, (torch.OutOfMemoryError, *_DATA_DEPENDENT)) or at is None: raise
+            name, m, shapes = at
             where = (f"{spec.name}'s module `{name}` ({type(m).__name__}) given inputs of shape "
                      f"{', '.join(map(str, shapes))} (one sample {spec.input_shape}, batch {spec.micro_bs})")
             if "can't allocate memory" in str(e):  # a real step's tensor the host cannot give (CPU's allocator)
