@@ -979,6 +979,7 @@ def perf_markdown(results:dict, # from `run_benchmarks` (or its JSON)
     checks = _overhead_lines(results) + _speed_lines(results) + _other_lines(results, nbdev_test_s)
     for what, target, measured, ok in checks:
         lines.append(f'| {what} | {target} | {measured} | {_verdict(ok)} |')
+    if reruns := results.get('reruns'): lines += ['', f"Measured again after that run: {'; '.join(reruns)}."]
     return '\n'.join(lines) + '\n'
 
 # %% ../nbs/90_benchmarks.ipynb #b0da0006
