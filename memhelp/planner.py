@@ -710,13 +710,14 @@ def _divisors_above_one(n:int)->list:
     return sorted({*low, *(n // d for d in low)} - {1})
 
 def _fewest_micro_batches(predict, bs, fit, **kw):
-    "The fewest micro-batches (n_acc dividing `bs`) whose prediction fits (`fit(plan)`), else the most the model takes"
-    # none fits: the smallest micro-batch the model takes, whose row shows how far accumulation goes; None: it takes none
+    "The fewest micro-batches (n_acc dividing `bs`) whose prediction fits (`fit(plan)`), else the most it takes"
+    # none fits: the smallest micro-batch the model takes, whose row shows how far accumulation goes; None: none taken
     ns = _divisors_above_one(bs)
     def fits(n):
         try: return fit(predict(n_acc=n, **kw))
         except ValueError: return None  # a micro-batch the model cannot take (BatchNorm needs two samples)
-    if (two := fits(ns[0]) if ns else None): return ns[0]  # two: what usually fits, one prediction
+    two = fits(ns[0]) if ns else None
+    if two: return ns[0]  # two: what usually fits, one prediction
     hi = len(ns) - 1
     while hi > 0 and (top := fits(ns[hi])) is None: hi -= 1  # the smallest micro-batch the model takes
     if hi <= 0: return None if two is None else ns[0]
