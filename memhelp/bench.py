@@ -807,7 +807,7 @@ SETTINGS = {
                  # the lengths of issue #27's target, 72 to 16k tokens
                  seq=dict(cases=[('lstm_lm', 16, 1), ('awd_lstm', 16, 1), ('awd_lstm_clas', 16, 1), ('llama-1B', 1, 1),
                                  ('llama-7B', 1, 1), ('llama-1B', 1, 8), ('llama-7B', 1, 8), ('lstm_lm', 16, 1, 'cuda'),
-                                 ('awd_lstm', 16, 1, 'cuda'),
+                                 ('awd_lstm', 16, 1, 'cuda'), ('awd_lstm_clas', 16, 1, 'cuda'),
                                  # the LSTMs again with PyTorch's own kernel: where this CPU's oneDNN runs bf16 LSTMs
                                  # (one call a layer) the rows above do not show the loop a CPU without it runs
                                  ('lstm_lm', 16, 1, 'cpu', False), ('awd_lstm', 16, 1, 'cpu', False),
@@ -815,9 +815,10 @@ SETTINGS = {
                           lengths=(72, 1024, 4096, 16384),
                           # the target's other half, never slower than a real step: timed where the plan's peak is
                           # under 4 GiB of this machine's 23 (bench.json: lstm_lm to 1,024 tokens; the AWD_LSTMs at 72,
-                          # and the classifier at 1,024 too where oneDNN runs its bf16 LSTM). On a CPU with AVX-512
-                          # such a step took 2 to 209 s (its bf16 matrix products run as planned, oneDNN off: ATen's
-                          # own, 9 times slower than oneDNN's there), so the full run took 34 minutes
+                          # and the classifier at 1,024 too where oneDNN runs its bf16 LSTM, at every length for
+                          # CUDA: its peak stays under 3.2 GB). On a CPU with AVX-512 such a step took 2 to 209 s (its
+                          # bf16 matrix products run as planned, oneDNN off: ATen's own, 9 times slower than oneDNN's
+                          # there), so the full run took 34 minutes, and the classifier's CUDA rows add about 5
                           real_below=4 << 30))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
