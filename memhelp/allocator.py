@@ -594,9 +594,10 @@ class AllocReplay:
 @contextmanager
 def _gc_paused():
     "Python's cyclic garbage collector off inside the block, then as it was"
-    # a replay's blocks make no garbage the collector must find (merged ones are freed by reference counting), but its
-    # full passes walk every block alive: awd_lstm's 16k-token CUDA plan took 16.8 s with them, 13.9 s with them paused
-    # here, host memory the same (115 MB; this CPU, 2 cores, one process at a time, measured once each)
+    # while a replay runs, its blocks leave no garbage only the collector frees (a merged one goes by reference
+    # counting), but its full passes walk every block alive: awd_lstm's 16k-token CUDA plan took 16.8 s with them,
+    # 13.9 s with them paused here, host memory the same (115 MB; this CPU, 2 cores, one process at a time, measured
+    # once each)
     was = gc.isenabled(); gc.disable()
     try: yield
     finally:
