@@ -24,7 +24,7 @@ from fastai.losses import BaseLoss
 from fastai.optimizer import larc_layer_lr, larc_step
 from fastai.layers import ToTensorBase
 from fastai.torch_core import TensorBase, tensor as _fastai_tensor
-from fastai.text.models.core import SentenceEncoder
+from fastai.text.models.core import SentenceEncoder, PoolingLinearClassifier
 from fastai.text.models.awdlstm import AWD_LSTM
 from .core import (track_memory, model_memory, fmt_bytes, parse_bytes, memory_label, check_int, check_host_memory,
                           state_tensors, check_number, check_bool, kernel_scratch_available,
@@ -2069,7 +2069,12 @@ def _chunk_plan(spec:StepSpec, t:tuple)->MemPlan:
 # %% ../nbs/09_fake_step.ipynb #gr27c1
 _GRID_J, _GRID_TS, _GRID_R = 4, (7, 9), 5  # the steps: 4 and 5 chunks kept, of 7 and 8 tokens (else 9 and 10), the
 # last one 5 (and 6)
+_GRID_CUDA = 5, (9, 11), 7  # on CUDA (frees by reference): 5 and 6 chunks of 9 and 10 tokens (else 11, 12), the last 7;
+# one chunk more where no chunk runs before the kept ones (see above)
 _GRID_FROM = 300  # tokens a full step runs (the kept chunks and the one before); fewer: it is as quick (timed)
+# CUDA's longer steps and the trace's replay: the default classifier (3 layers, bs 16, bf16) took 21.5 s for a full step
+# of 500 tokens and 26.3 s from the steps, 31.7 and 24.6 s at 720 (CPU s, one thread, this CPU on 2026-12-07)
+_GRID_FROM_CUDA = 600
 
 def _tail_layout(enc:SentenceEncoder, T:int)->tuple:
     "(a chunk runs before the kept ones: 1 or 0, tokens skipped before that, chunks kept, the last one's tokens)"
@@ -2089,13 +2094,21 @@ def _chunk_rows(spec:StepSpec, enc:SentenceEncoder)->list:
     # which rows, not how many: a batch resized to `bs` repeats its rows, and the same rows make the same counts
     return [tuple((x[:, s] != enc.pad_idx).nonzero().flatten().tolist()) for s in starts]
 
+def _grid_sizes(spec:StepSpec)->tuple:
+    "(chunks kept, chunk lengths, last chunk's tokens) of the grid's first steps: CUDA's differ (see above)"
+    if spec.device.type != 'cuda': return _GRID_J, _GRID_TS, _GRID_R
+    (J, TS, R), u = _GRID_CUDA, _tail_layout(_tail_encoder(spec.model), _seq_len(spec))[0]
+    return J + 1 - u, TS, R
+
 def _grid_refusal(spec:StepSpec)->str|None:
     "Why a chunk-and-token extrapolation cannot plan `spec` (a sentence), '' if it can, None where it would not help"
     enc, T = _tail_encoder(spec.model), _seq_len(spec)
-    if enc is None or T is None or enc.bptt < _GRID_TS[-1] + 3: return None
+    if enc is None or T is None or enc.bptt < _grid_sizes(spec)[1][-1] + 3: return None
     u, P, k, r = _tail_layout(enc, T)
-    if T - P < _GRID_FROM: return None
-    if why := _one_device_only(spec) or _onednn_lstm(spec): return why
+    if T - P < (_GRID_FROM_CUDA if spec.device.type == 'cuda' else _GRID_FROM): return None
+    if why := _one_device_only(spec, cuda=True) or _onednn_lstm(spec): return why
+    if odd := [m.bptt for m in spec.model.modules() if isinstance(m, PoolingLinearClassifier) and m.bptt != enc.bptt]:
+        return f"the head pools the mask's last {odd[0]} tokens, not a chunk's {enc.bptt}: not on the chunks' lines"
     if len(set(_chunk_rows(spec, enc)[u:-1])) > 1: return "the batch's padding gives the kept chunks different rows"
     return ''
 
@@ -2121,30 +2134,37 @@ def _grid_point(spec:StepSpec, shadow, point:tuple):
     real = [P + c * enc.bptt for c in range(k + u)]  # where the real step's chunks start: before, kept, the last
     firsts = {P + c * t: real[0 if c < u else -1 if c == j + u - 1 else u] for c in range(j + u)}
     forward, keep = SentenceEncoder.forward, (enc.bptt, enc.max_len)
+    heads = {m: m.bptt for m in shadow.modules() if isinstance(m, PoolingLinearClassifier)}  # as `enc.bptt`: refused
     def skipping(input):  # as `sentence_encoder_tail`: the mask of the tokens skipped, alive while the rest runs
         skipped = input[:, :P] == enc.pad_idx if P else None
         return forward(enc, input[:, P:])
     enc.bptt, enc.max_len, enc.forward = t, (j - 1) * t + r, skipping  # on the instance: the tail's patch is passed
+    for h in heads: h.bptt = t  # the head pools the last chunk's worth of its mask: `t` tokens here, as `bptt` there
     try: yield _tail_cut(spec, P, (j - 1 + u) * t + r, firsts)
-    finally: (enc.bptt, enc.max_len), _ = keep, enc.__dict__.pop('forward')
+    finally:
+        (enc.bptt, enc.max_len), _ = keep, enc.__dict__.pop('forward')
+        for h, b in heads.items(): h.bptt = b
 
 # %% ../nbs/09_fake_step.ipynb #gr27c4
 def _shifted(items:tuple, fit:list, d:int)->tuple|None:
     "`items` moved `d` along the lines of `fit` (items of the same shape), or None if the shapes differ"
     if len(items) != len(fit): return None
-    out = []
+    out, mv = [], lambda xs, lines: [x + l.slope * d for x, l in zip(xs, lines)]
     for it, f in zip(items, fit):
-        if isinstance(f, _Rep) != isinstance(it, _Rep): return None
-        if not isinstance(f, _Rep): out.append(it + f.slope * d); continue
-        body = _shifted(it.body, f.body, d)
-        if body is None: return None
-        out.append(_Rep(body, it.count + f.count.slope * d))
+        if isinstance(f, _Line) != isinstance(it, int) or not isinstance(f, (_Line, type(it))): return None
+        if isinstance(f, _Line): out.append(it + f.slope * d)
+        elif isinstance(f, _Prog):  # CUDA's references: a progression's body and step move too
+            if len(it.body) != len(f.body): return None
+            out.append(_Prog(mv(it.body, f.body), mv(it.step, f.step), it.count + f.count.slope * d))
+        elif (body := _shifted(it.body, f.body, d)) is None: return None
+        else: out.append(_Rep(body, it.count + f.count.slope * d))
     return tuple(out)
 
 # %% ../nbs/09_fake_step.ipynb #gr27c5
-def _grid_points(r:int, t0:int)->tuple:
+def _grid_points(r:int, t0:int, sizes:tuple=(_GRID_J, _GRID_TS, _GRID_R), # `_grid_sizes`
+                )->tuple:
     "The steps fitted on chunks and tokens from `t0`, on the last chunk (None: it is `r` in all), the one checked"
-    a, r0 = _GRID_J, _GRID_R if r > _GRID_R + 1 else r
+    (a, _, R) = sizes; r0 = R if r > R + 1 else r
     last = (a, t0, r0 + 1) if r0 != r else None
     return [(j, t, r0) for j in (a, a + 1) for t in (t0, t0 + 1)], last, (a - 1, t0 + 2, r0 + 2 if last else r)
 
@@ -2162,28 +2182,36 @@ def _grid_fit(templates:dict, fit:list, last:tuple|None):
 
 # %% ../nbs/09_fake_step.ipynb #gr27c6
 def _grid_template(spec:StepSpec)->tuple|str:
-    "(the `_grid_fit`, held, state, unknowns, first tokens, with scratch) from fewer and shorter chunks; or why not"
+    "(`_grid_fit`, held, state, unknowns, first tokens, with scratch, trace's state) from shorter chunks; or why not"
     runs, unknowns, r = {}, {}, _tail_layout(_tail_encoder(spec.model), _seq_len(spec))[3]
-    for t0 in _GRID_TS:  # sizes that coincide at some chunk length (tried: a tiny model's at 8 tokens), the next
-        fit, last, check = _grid_points(r, t0)
+    sizes, refs = _grid_sizes(spec), spec.device.type == 'cuda'; J, TS, _ = sizes
+    for t0 in TS:  # sizes that coincide at some chunk length (tried: a tiny model's at 8 tokens), the next
+        fit, last, check = _grid_points(r, t0, sizes)
         # the first and the checked step differ in all three: predictions the same shape in both are the same in all
         points = [p for p in (fit[0], check, *fit[1:], last) if p is not None and p not in runs]
         mm = _short_steps(spec, points, runs, unknowns, at=_grid_point, same_pred=True)
-        if len({h for h, *_ in runs.values()}) > 1: return "what the model holds at the start changes with the chunks"
-        fit_of = lambda k: _grid_fit({p: _compress_items(_compress(runs[p][k])) for p in (*fit, last) if p}, fit, last)
+        if len({(h, None if s is None else tuple(n for _, n in s)) for h, _, s, _ in runs.values()}) > 1:
+            return "what the model holds at the start changes with the chunks"
+        fit_of = lambda k: _grid_fit({p: _compress_items(_compress(runs[p][k], refs)) for p in (*fit, last) if p},
+                                     fit, last)
         checks = lambda at, k: at is not None and (got := at(*check)) is not None and _expand(got) == runs[check][k]
         if checks(at := fit_of(1), 1):
-            return at, runs[fit[0]][0], mm, tuple(unknowns), t0, _scratch_fit(runs, fit_of, checks)
-    return (f"no steps of {_GRID_J} and {_GRID_J + 1} chunks of {_GRID_TS[0]} to {_GRID_TS[-1] + 1} tokens are "
-            f"repeats and sizes on lines that give the step of {_GRID_J - 1} chunks of 2 tokens more exactly")
+            return at, runs[fit[0]][0], mm, tuple(unknowns), t0, _scratch_fit(runs, fit_of, checks), runs[fit[0]][2]
+    return (f"no steps of {J} and {J + 1} chunks of {TS[0]} to {TS[-1] + 1} tokens are repeats and sizes on lines "
+            f"that give the step of {J - 1} chunks of 2 tokens more exactly")
 
 def _grid_plan(spec:StepSpec, t:tuple)->MemPlan:
     "The plan of `spec`'s kept chunks, from `_grid_template`'s `t`"
-    (at, held, mm, unknowns, t0, scratch), enc = t, _tail_encoder(spec.model)
-    (_, _, k, r), (fit, last, check) = _tail_layout(enc, _seq_len(spec)), _grid_points(0, t0)
+    (at, held, mm, unknowns, t0, scratch, state), enc = t, _tail_encoder(spec.model)
+    (_, _, k, r), (fit, last, check) = _tail_layout(enc, _seq_len(spec)), _grid_points(0, t0, _grid_sizes(spec))
     how = (f"extrapolated to {k} kept chunks of {enc.bptt} tokens (the last {r}) from steps keeping {fit[0][0]} and "
            f"{fit[-1][0]} chunks of {fit[0][1]} and {fit[-1][1]} tokens, checked exactly keeping {check[0]} of "
            f"{check[1]}")
+    if state is not None:  # CUDA: the allocator's trace, each event written out from the template when read
+        events = _WrittenTrace(state, at(k, enc.bptt, r), spec.round_to)
+        reserved = replay(events, timeline=False).reserved_peak
+        return _memplan(spec, mm, held, held + events.top, False, how=how + f"; the allocator's trace written out, "
+                        f"{len(events):,} events", events=events, reserved=reserved, unknowns=unknowns)
     peak, scratch = max(held, _items_peak(at(k, enc.bptt, r))), scratch and scratch(k, enc.bptt, r)
     return _memplan(spec, mm, held, peak, False, how=how, **_scratch_parts(peak, scratch, unknowns))
 
