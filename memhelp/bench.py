@@ -818,7 +818,8 @@ SETTINGS = {
                           # and the classifier at 1,024 too where oneDNN runs its bf16 LSTM, at every length for
                           # CUDA: its peak stays under 3.2 GB). On a CPU with AVX-512 such a step took 2 to 209 s (its
                           # bf16 matrix products run as planned, oneDNN off: ATen's own, 9 times slower than oneDNN's
-                          # there), so the full run took 34 minutes; the classifier's CUDA rows add 9 (19:31-19:40)
+                          # there), so the full run took 34 minutes; the classifier's CUDA rows added 9
+                          # (19:31-19:40, one full step a prediction then)
                           real_below=4 << 30))}
 
 # %% ../nbs/90_benchmarks.ipynb #dd70bf70
