@@ -2073,7 +2073,7 @@ _GRID_CUDA = 5, (9, 11), 7  # on CUDA (frees by reference): 5 and 6 chunks of 9 
 # one chunk more where no chunk runs before the kept ones (see above)
 _GRID_FROM = 300  # tokens a full step runs (the kept chunks and the one before); fewer: it is as quick (timed)
 # CUDA's longer steps and the trace's replay: the default classifier (3 layers, bs 16, bf16) took 21.5 s for a full step
-# of 500 tokens and 26.3 s from the steps, 31.7 and 24.6 s at 720 (CPU s, one thread, this CPU on 2026-12-07)
+# of 500 tokens and 26.3 s from the steps, 31.7 and 24.6 s at 720 (CPU s, one thread, an AVX2 EPYC on 2026-12-07)
 _GRID_FROM_CUDA = 600
 
 def _tail_layout(enc:SentenceEncoder, T:int)->tuple:
