@@ -2151,7 +2151,7 @@ def _shifted(items:tuple, fit:list, d:int)->tuple|None:
     if len(items) != len(fit): return None
     out, mv = [], lambda xs, lines: [x + l.slope * d for x, l in zip(xs, lines)]
     for it, f in zip(items, fit):
-        if isinstance(f, _Line) != isinstance(it, int) or not isinstance(f, (_Line, type(it))): return None
+        if type(f) is not (_Line if isinstance(it, int) else type(it)): return None  # the same kind of item
         if isinstance(f, _Line): out.append(it + f.slope * d)
         elif isinstance(f, _Prog):  # CUDA's references: a progression's body and step move too
             if len(it.body) != len(f.body): return None
